@@ -1,0 +1,1 @@
+"""Command-line entry points: thin layers that parse arguments and call the library."""

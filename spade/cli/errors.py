@@ -1,0 +1,37 @@
+"""One-line errors for bad input: no tracebacks for the user's mistakes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import NoReturn
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """Bad input from the user (a missing file, an unknown name): exit 2 with one line."""
+
+
+def fail(message: str, code: int = USAGE_ERROR) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Turn `UsageError` (and a Ctrl-C) into a one-line message and exit status."""
+
+    def decorate(main: Callable[..., int]) -> Callable[..., int]:
+        @wraps(main)
+        def run(*args: object, **kwargs: object) -> int:
+            try:
+                return main(*args, **kwargs)
+            except UsageError as exc:
+                fail(f"{prog}: {exc}")
+            except KeyboardInterrupt:
+                fail(f"{prog}: interrupted", 130)
+
+        return run
+
+    return decorate
