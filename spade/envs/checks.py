@@ -193,7 +193,7 @@ class _Validator:
         trace = self._play(seed, actions)
         if trace[-1][1] != 1.0:
             raise CheckFailed(f"seed {seed}: solution reached reward {trace[-1][1]}")
-        same = " (same first observation as seed %d)" % other if first_obs == second_obs else ""
+        same = f" (same first observation as seed {other})" if first_obs == second_obs else ""
         return f"seed {seed} works{same}"
 
     def check_ends_within_max_turns(self) -> str:

@@ -1,6 +1,6 @@
 """The sandbox worker: runs one untrusted environment program and answers requests.
 
-This file is executed as a script (``python3 -I -S _worker.py``) inside the isolation layer,
+This file is executed as a script (``python3 -s -S _worker.py``) inside the isolation layer,
 so it must use the standard library only and must not import ``spade``. It speaks the wire
 protocol of :mod:`spade.sandbox.wire` on its stdin/stdout, which it moves to private file
 descriptors first: whatever the environment prints goes to /dev/null, never into the protocol.
