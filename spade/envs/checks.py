@@ -220,8 +220,8 @@ class _Validator:
 
     CHECKS: tuple[str, ...] = (
         "loads", "single_env_class", "constructs", "tool_schemas", "reset_returns_text",
-        "solution_returns_actions", "step_types", "invalid_action_handled", "solution_solves",
-        "deterministic", "second_seed", "ends_within_max_turns", "multi_turn",
+        "solution_returns_actions", "invalid_action_handled", "step_types", "deterministic",
+        "solution_solves", "second_seed", "ends_within_max_turns", "multi_turn",
     )  # fmt: skip
     # Without these nothing else can run.
     FATAL = frozenset({"loads", "single_env_class", "constructs", "reset_returns_text"})

@@ -152,7 +152,8 @@ def _bwrap_mounts(scratch_bytes: int = 64 << 20) -> list[str]:
         args += ["--ro-bind", prefix, prefix]
     for key, value in CLEAN_ENV.items():
         args += ["--setenv", key, value]
-    return args
+    # bwrap's root is a tmpfs: without this, writes to "/" would be unbounded memory.
+    return [*args, "--remount-ro", "/"]
 
 
 def _world_executable(path: Path) -> bool:

@@ -7,7 +7,9 @@ its children) and the call raises; `restart()` gives a fresh worker with the sam
 
 from __future__ import annotations
 
+import functools
 import time
+import warnings
 from typing import Any
 
 from spade.sandbox.config import SandboxConfig
@@ -56,7 +58,24 @@ def resolve_backend(config: SandboxConfig) -> Backend:
         return BwrapBackend()
     if config.backend == "process":
         return PlainProcessBackend()
-    return BwrapBackend() if bwrap_works() else PlainProcessBackend()
+    if bwrap_works():
+        return BwrapBackend()
+    _warn_degraded()
+    return PlainProcessBackend()
+
+
+@functools.cache  # once per process
+def _warn_degraded() -> None:
+    from spade.sandbox.process import PlainProcessBackend
+
+    backend = PlainProcessBackend()
+    missing = [k for k, v in backend.isolation().items() if v is False or "MISSING" in str(v)]
+    warnings.warn(
+        "bubblewrap is unavailable: env code runs as a plain process without "
+        + ", ".join(missing)
+        + " (install bubblewrap or use backend='docker' for full isolation)",
+        stacklevel=3,
+    )
 
 
 class SandboxWorker:

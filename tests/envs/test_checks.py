@@ -1,0 +1,37 @@
+"""The validator accepts good envs and names the right check for each kind of broken one."""
+
+import pytest
+
+from spade.envs import validate_source
+from tests.envs.sources import BROKEN, GOOD_TEXT, GOOD_TOOL
+
+
+@pytest.mark.parametrize("source", [GOOD_TEXT, GOOD_TOOL], ids=["text", "tool_use"])
+def test_good_env_is_valid(source: str) -> None:
+    report = validate_source(source)
+    assert report.valid, [c for c in report.checks if not c.passed]
+    assert report.reference_return == 1.0
+    assert [c.name for c in report.checks][:2] == ["loads", "single_env_class"]
+    assert report.metadata["kind"] in {"game", "tool_use"}
+
+
+def test_tool_env_reports_its_tools() -> None:
+    report = validate_source(GOOD_TOOL)
+    assert report.tools is not None and len(report.tools) == 3
+    assert report.max_turns == 10
+
+
+@pytest.mark.parametrize("check", sorted(BROKEN))
+def test_broken_env_fails_the_right_check(check: str) -> None:
+    report = validate_source(BROKEN[check])
+    assert not report.valid
+    first_failure = report.failed()[0]
+    assert first_failure.name == check, report.failed()
+    assert first_failure.detail  # says why
+
+
+def test_fatal_failure_marks_the_rest_not_run() -> None:
+    report = validate_source(BROKEN["loads"])
+    assert "SyntaxError" in report.checks[0].detail
+    assert all(c.detail.startswith("not run") for c in report.checks[1:])
+    assert report.class_name is None and report.reference_return is None
