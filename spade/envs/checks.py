@@ -147,6 +147,30 @@ class _Validator:
         trace = self._play(self.seeds[0], probes)
         return f"{len(trace) - 1} malformed actions answered with observations"
 
+    def check_deterministic(self) -> str:
+        seed = self.seeds[0]
+        runs = []
+        for _ in range(2):
+            self.env.reset(seed)
+            # Hidden state and solution too: an unseeded env often looks alike on the surface.
+            state, solution = self.env.state(), self.env.solution()
+            trace = self._play(seed, solution + self._probe_actions(), stop_at_end=False)
+            runs.append((state, solution, trace))
+        (state_a, solution_a, trace_a), (state_b, solution_b, trace_b) = runs
+        if state_a != state_b:
+            keys = sorted(k for k in state_a.keys() | state_b.keys()
+                          if state_a.get(k) != state_b.get(k))  # fmt: skip
+            raise CheckFailed(f"seed {seed}: hidden state after reset differs in {keys[:5]}")
+        if solution_a != solution_b:
+            raise CheckFailed(f"seed {seed}: solution() differs between two resets")
+        for index, (a, b) in enumerate(zip(trace_a, trace_b, strict=True)):
+            if a != b:
+                where = "reset" if index == 0 else f"step {index}"
+                raise CheckFailed(
+                    f"seed {seed} replayed differently at {where}: {_short(a)} vs {_short(b)}"
+                )
+        return f"seed {seed} replayed identically (state, solution, {len(trace_a) - 1} steps)"
+
     def check_solution_solves(self) -> str:
         for seed in self.seeds:
             self.env.reset(seed)
@@ -169,20 +193,6 @@ class _Validator:
                     f"terminated={terminated}, truncated={truncated}"
                 )
         return f"reward 1.0 on seeds {self.seeds}"
-
-    def check_deterministic(self) -> str:
-        seed = self.seeds[0]
-        self.env.reset(seed)
-        actions = self.env.solution() + self._probe_actions()
-        first = self._play(seed, actions, stop_at_end=False)
-        second = self._play(seed, actions, stop_at_end=False)
-        for index, (a, b) in enumerate(zip(first, second, strict=True)):
-            if a != b:
-                where = "reset" if index == 0 else f"step {index}"
-                raise CheckFailed(
-                    f"seed {seed} replayed differently at {where}: {_short(a)} vs {_short(b)}"
-                )
-        return f"seed {seed} replayed identically over {len(first) - 1} steps"
 
     def check_second_seed(self) -> str:
         seed = self.seeds[1] if len(self.seeds) > 1 else self.seeds[0] + 1
