@@ -1,0 +1,1 @@
+"""Held-out evaluation: benchmark declarations, runners, scorers, results records."""

@@ -1,0 +1,62 @@
+"""The benchmark protocol and the registry from a declaration's `runner` to its code."""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from spade.evals.declarations import Declaration, DeclarationError
+from spade.evals.samples import ProgressCallback, Responder, SampleResult
+
+
+class Benchmark(Protocol):
+    """One declared benchmark, ready to run.
+
+    `sample_ids` lists the test split's ids in dataset order (the contract's SAMPLE_IDs:
+    the dataset's own ids where it has them, else the 0-based row index as a string).
+    `run` prompts the responder for the given ids and scores every answer; it never raises
+    for a bad model output (that is a score of 0 and, where relevant, a parse failure).
+    """
+
+    declaration: Declaration
+
+    def sample_ids(self, data_dir: Path | None) -> list[str]: ...
+
+    def run(
+        self,
+        ids: list[str],
+        respond: Responder,
+        data_dir: Path | None,
+        progress: ProgressCallback | None = None,
+    ) -> list[SampleResult]: ...
+
+
+# runner name -> "module:factory"; factories take the declaration.
+RUNNERS: dict[str, str] = {
+    "lm_eval": "spade.evals.lm_eval_runner:LmEvalBenchmark",
+    "code": "spade.evals.code_runner:CodeBenchmark",
+}
+
+
+def build_benchmark(declaration: Declaration) -> Benchmark:
+    target = RUNNERS.get(declaration.runner)
+    if target is None:
+        raise DeclarationError(
+            f"{declaration.name}: runner {declaration.runner!r} is not available in this version"
+        )
+    module_name, _, attribute = target.partition(":")
+    factory: Callable[[Declaration], Benchmark] = getattr(
+        importlib.import_module(module_name), attribute
+    )
+    return factory(declaration)
+
+
+def seeded_slice(ids: list[str], size: int | None, seed: int) -> list[str]:
+    """A fixed subset of `size` ids (all when None), kept in dataset order."""
+    if size is None or size >= len(ids):
+        return list(ids)
+    chosen = set(random.Random(seed).sample(range(len(ids)), size))
+    return [sample_id for index, sample_id in enumerate(ids) if index in chosen]
