@@ -8,6 +8,9 @@ descriptors first: whatever the environment prints goes to /dev/null, never into
 Requests are ``{"op": NAME, ...}``; replies are ``{"ok": true, "result": ...}`` or
 ``{"ok": false, "error": KIND, "message": str}`` where KIND is ``env`` (the env raised),
 ``contract`` (the env returned something the contract forbids) or ``protocol``.
+
+``run_program`` is separate from the env ops: it runs one complete program (a code-benchmark
+solution with its tests) in a forked child and reports how it ended; see `op_run_program`.
 """
 
 import json
@@ -16,8 +19,10 @@ import os
 import re
 import resource
 import signal
+import select
 import struct
 import sys
+import time
 import traceback
 import types
 
@@ -172,6 +177,41 @@ class Worker:
     def op_ping(self) -> dict:
         return {"pid": os.getpid(), "uid": os.getuid()}
 
+    def op_run_program(self, source: str, timeout_s: float, filename: str = "program.py") -> dict:
+        """Run `source` as a whole program in a forked child; report passed/failed/timeout.
+
+        Forking keeps each program independent and cheap: the child starts from this worker's
+        pristine state (a program worker never loads env code), so no program sees another's
+        monkeypatched builtins, threads or files. A pass needs exit status 0 *and* a token the
+        child writes only after `exec` of the whole program returned, so sys.exit(0), exit()
+        or os._exit(0) before the tests cannot fake one.
+        """
+        _become_subreaper()
+        token = os.urandom(16).hex()
+        workdir = os.path.abspath(f"program-{token[:12]}")
+        os.mkdir(workdir)
+        read_fd, write_fd = os.pipe()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _program_child(source, filename, write_fd, token, workdir, timeout_s,
+                           (self.fd_in, self.fd_out))  # fmt: skip
+        os.close(write_fd)
+        try:
+            exited = _wait_child(pid, timeout_s)
+            seconds = time.monotonic() - started
+            status = _end_child(pid)
+            strays = _kill_descendants()
+            report = _drain(read_fd)
+        finally:
+            os.close(read_fd)
+            import shutil  # only program workers pay for this import
+
+            shutil.rmtree(workdir, ignore_errors=True)
+        outcome, detail = _classify(status if exited else None, report, token, timeout_s)
+        return {"status": outcome, "detail": detail, "seconds": seconds, "strays": strays}
+
     def _close_current(self) -> None:
         env, self.env = self.env, None
         if env is not None and hasattr(env, "close"):
@@ -228,6 +268,182 @@ def _plain(value: object, depth: int = 0) -> object:
         return [_plain(v, depth + 1) for v in items]
     # Memory addresses differ between instances and would make equal states look different.
     return _ADDRESS.sub("", repr(value))[:1000]
+
+
+_SUBREAPER: list[bool] = []
+
+
+def _become_subreaper() -> None:
+    # Orphans of a program (one that escaped its process group with setsid) then reparent to
+    # this worker, where `_kill_descendants` finds them; without it they would outlive the run.
+    if not _SUBREAPER:
+        try:
+            import ctypes
+
+            pr_set_child_subreaper = 36
+            libc = ctypes.CDLL(None, use_errno=True)
+            _SUBREAPER.append(libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0)
+        except (ImportError, OSError, AttributeError):
+            _SUBREAPER.append(False)
+
+
+def _program_child(source, filename, write_fd, token, workdir, timeout_s, protocol_fds):
+    """The forked child: run the program, then write the pass token; never returns."""
+    write, exit_now = os.write, os._exit  # bound before the program can monkeypatch `os`
+    try:
+        os.setsid()  # its own process group: a timeout kills the program and its children
+        for fd in protocol_fds:
+            os.close(fd)  # the program must never reach the wire
+        os.chdir(workdir)
+        # A CPU-time backstop in case the worker itself is starved of wall-clock checks.
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        cpu = int(timeout_s) + 2
+        if hard != resource.RLIM_INFINITY:
+            cpu = min(cpu, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        code = compile(source, filename, "exec")
+        exec(code, {"__name__": "__spade_program__"})
+    except BaseException as exc:  # SystemExit included: exiting early is not passing
+        try:
+            text = "F" + _describe_failure(exc)
+        except BaseException:
+            text = "Fthe program raised an exception that cannot be described"
+        try:
+            write(write_fd, text.encode("utf-8", "replace")[:4000])
+        except BaseException:
+            pass
+        exit_now(1)
+    try:
+        write(write_fd, ("P" + token).encode())
+    except BaseException:
+        exit_now(1)
+    exit_now(0)
+
+
+def _describe_failure(exc: BaseException) -> str:
+    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
+    if frames:
+        where = frames[-1]
+        message += f" (line {where.lineno}: {(where.line or '').strip()[:200]})"
+    return message[:2000]
+
+
+def _wait_child(pid: int, timeout_s: float) -> bool:
+    """Whether the child exited before the deadline. It is left a zombie (WNOWAIT) so that
+    its pid, and so its process group id, cannot be reused before `_end_child` kills it."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        pidfd: int | None = os.pidfd_open(pid)  # readable when the child exits (Linux 5.3+)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        while True:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if pidfd is not None:
+                select.select([pidfd], [], [], remaining)
+            else:
+                time.sleep(min(remaining, 0.002))
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _end_child(pid: int) -> int:
+    """Kill the program's process group (whatever it left running there), reap the child
+    and return its wait status."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return os.waitpid(pid, 0)[1]
+
+
+def _live_children() -> list[int]:
+    found: list[int] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as handle:
+                found += [int(p) for p in handle.read().split()]
+    except OSError:  # no CONFIG_PROC_CHILDREN: scan every process's parent
+        me = os.getpid()
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open(f"/proc/{name}/stat") as handle:
+                        stat = handle.read()
+                except OSError:
+                    continue
+                if int(stat.rpartition(")")[2].split()[1]) == me:
+                    found.append(int(name))
+    return found
+
+
+def _kill_descendants() -> int:
+    """Kill and reap whatever a program left outside its process group (the worker is their
+    subreaper); returns how many were found (0 for a well-behaved program)."""
+    strays = 0
+    for _ in range(100):  # a fork bomb may race the killing for a few rounds
+        _reap()
+        alive = _live_children()
+        if not alive:
+            break
+        strays = max(strays, len(alive))
+        for pid in alive:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+    _reap()
+    return strays
+
+
+def _reap() -> None:
+    while True:
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not done:
+            return
+
+
+def _drain(fd: int, cap: int = 8192) -> str:
+    os.set_blocking(fd, False)
+    data = b""
+    while len(data) < cap:
+        try:
+            chunk = os.read(fd, cap - len(data))
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data.decode("utf-8", "replace")
+
+
+def _classify(status: int | None, report: str, token: str, timeout_s: float) -> tuple[str, str]:
+    if status is None:
+        return "timeout", f"the program exceeded its {timeout_s:g} s limit"
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return "crashed", f"the program was killed by {name}"
+    code = os.WEXITSTATUS(status)
+    if code == 0 and report == "P" + token:
+        return "passed", ""
+    if code != 0 and report.startswith("F"):
+        return "failed", report[1:]
+    return "failed", f"the program exited (status {code}) before its tests finished"
 
 
 def _apply_limits(limits: dict) -> None:
