@@ -1,0 +1,219 @@
+"""A leaderboard row: one run's summary scores, its per-sample scores and where it came from."""
+
+from __future__ import annotations
+
+import math
+import shlex
+import socket
+import sys
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from spade.leaderboard.errors import LeaderboardError
+from spade.leaderboard.run import RunResults
+from spade.leaderboard.validation import (
+    leaderboard_schema,
+    raise_first,
+    schema_errors,
+    score_errors,
+    without_scores,
+)
+
+CURRENT_LABEL = "(current)"
+"""Label given to a run compared without being stored."""
+
+
+@dataclass(frozen=True)
+class BenchmarkScore:
+    """One benchmark's primary metric in a row."""
+
+    version: str
+    n: int
+    primary: str
+    value: float
+    ci95: tuple[float, float]
+    parse_failures: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ci95"] = list(self.ci95)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BenchmarkScore:
+        lo, hi = data["ci95"]
+        return cls(
+            version=data["version"],
+            n=data["n"],
+            primary=data["primary"],
+            value=float(data["value"]),
+            ci95=(float(lo), float(hi)),
+            parse_failures=data.get("parse_failures", 0),
+        )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How a row was made: the command, the code's commit, the run folder and the host."""
+
+    command: str
+    git_commit: str | None
+    results_dir: str | None
+    host: str
+
+    @classmethod
+    def collect(
+        cls, command: str | None = None, results_dir: str | Path | None = None
+    ) -> Provenance:
+        """Provenance of this process: its command line, the checkout's commit, this host."""
+        argv = [Path(sys.argv[0]).name, *sys.argv[1:]]
+        return cls(
+            command=command if command is not None else shlex.join(argv),
+            git_commit=git_commit(Path.cwd()),
+            results_dir=None if results_dir is None else str(results_dir),
+            host=socket.gethostname(),
+        )
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    created: str
+    checkpoint: dict[str, Any]
+    spade_version: str
+    settings: dict[str, Any]
+    benchmarks: dict[str, BenchmarkScore]
+    samples: dict[str, dict[str, float]]
+    """Per benchmark, `{sample_id: score}`; a benchmark may be absent (no samples kept)."""
+    provenance: Provenance
+
+    def tolerance_floor(self, benchmark: str) -> float | None:
+        """The gate's tolerance floor for `benchmark` from `settings.tolerances`, if set."""
+        value = self.settings.get("tolerances", {}).get(benchmark)
+        return None if value is None else float(value)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "created": self.created,
+            "checkpoint": self.checkpoint,
+            "spade_version": self.spade_version,
+            "settings": self.settings,
+            "benchmarks": {name: score.to_json() for name, score in self.benchmarks.items()},
+            "samples": self.samples,
+            "provenance": asdict(self.provenance),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Row:
+        """A row from JSON that already passed the leaderboard schema."""
+        return cls(
+            label=data["label"],
+            created=data["created"],
+            checkpoint=dict(data["checkpoint"]),
+            spade_version=data["spade_version"],
+            settings=dict(data["settings"]),
+            benchmarks={k: BenchmarkScore.from_json(v) for k, v in data["benchmarks"].items()},
+            samples={k: {i: float(s) for i, s in v.items()} for k, v in data["samples"].items()},
+            provenance=Provenance(**{k: data["provenance"][k] for k in _PROVENANCE_FIELDS}),
+        )
+
+
+_PROVENANCE_FIELDS = ("command", "git_commit", "results_dir", "host")
+
+
+def row_from_run(run: RunResults, label: str, provenance: Provenance | None = None) -> Row:
+    """The leaderboard row for a run; `provenance` defaults to this process's.
+
+    `created` is the run's own time stamp (when the scores were measured), else now. Only the
+    primary metric of each benchmark is kept, with the samples of benchmarks the run reports.
+    Raises `LeaderboardError` when the results lack a field the row needs.
+    """
+    where = str(run.results_dir / "results.json") if run.results_dir else "results"
+    run.check(where)
+    results = run.results
+    benchmarks = {}
+    for name, entry in results["benchmarks"].items():
+        metric = entry["metrics"][entry["primary"]]
+        lo, hi = metric["ci95"]
+        if not all(math.isfinite(x) for x in (metric["value"], lo, hi)):
+            where_metric = f"benchmarks.{name}.metrics.{entry['primary']}"
+            raise LeaderboardError(f"{where}: {where_metric}: value and ci95 must be finite")
+        benchmarks[name] = BenchmarkScore(
+            version=entry["version"],
+            n=entry["n"],
+            primary=entry["primary"],
+            value=float(metric["value"]),
+            ci95=(float(lo), float(hi)),
+            parse_failures=entry.get("parse_failures", 0),
+        )
+    if provenance is None:
+        provenance = Provenance.collect(results_dir=run.results_dir)
+    row = Row(
+        label=label,
+        created=results.get("created") or datetime.now(UTC).isoformat(timespec="seconds"),
+        checkpoint=dict(results["checkpoint"]),
+        spade_version=results.get("spade_version", "unknown"),
+        settings=dict(results.get("settings", {})),
+        benchmarks=benchmarks,
+        samples={name: dict(run.samples[name]) for name in benchmarks if name in run.samples},
+        provenance=provenance,
+    )
+    # The row must load back: check it against the file format now, not at the next load.
+    data = row.to_json()
+    errors = schema_errors(without_scores(data), _row_schema()) + score_errors(data, "")
+    raise_first(f"row {label!r} from {where}", errors)
+    return row
+
+
+def as_row(current: RunResults | Row) -> Row:
+    """`current` as a row, for comparisons: a run gets a blank provenance (it is not stored)."""
+    if isinstance(current, Row):
+        return current
+    results_dir = None if current.results_dir is None else str(current.results_dir)
+    return row_from_run(current, CURRENT_LABEL, Provenance("", None, results_dir, ""))
+
+
+def git_commit(start: Path) -> str | None:
+    """The commit checked out at or above `start`, read from `.git` (no git binary needed)."""
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        try:
+            if dot_git.is_file():  # a worktree or submodule: `gitdir: PATH`
+                text = dot_git.read_text(encoding="utf-8").strip()
+                return _resolve_head((folder / text.removeprefix("gitdir:").strip()).resolve())
+        except (OSError, UnicodeDecodeError):
+            return None
+        if dot_git.is_dir():
+            return _resolve_head(dot_git)
+    return None
+
+
+def _resolve_head(git_dir: Path) -> str | None:
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref:"):
+            return head or None
+        ref = head.removeprefix("ref:").strip()
+        common = git_dir
+        if (git_dir / "commondir").is_file():  # worktrees keep branch refs in the main repo
+            common = (git_dir / (git_dir / "commondir").read_text("utf-8").strip()).resolve()
+        for base in (git_dir, common):
+            if (base / ref).is_file():
+                return (base / ref).read_text(encoding="utf-8").strip() or None
+        packed = common / "packed-refs"
+        if packed.is_file():
+            for line in packed.read_text(encoding="utf-8").splitlines():
+                sha, _, name = line.partition(" ")
+                if name == ref:
+                    return sha
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None  # an unborn branch: no commit yet
+
+
+def _row_schema() -> dict[str, Any]:
+    schema = leaderboard_schema()
+    return {"$defs": schema["$defs"], "$ref": "#/$defs/row"}

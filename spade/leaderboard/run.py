@@ -1,0 +1,143 @@
+"""One evaluation run as the leaderboard sees it: `results.json` plus per-sample scores.
+
+`spade-eval` writes `DIR/results.json` and `DIR/samples/*.jsonl` (one `SampleResult` per
+line). Only the fields the leaderboard uses are checked here; everything else passes through.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spade.evals.samples import SampleResult
+from spade.leaderboard.errors import LeaderboardError
+from spade.leaderboard.validation import raise_first, read_json, schema_errors
+
+RESULTS_FILE = "results.json"
+SAMPLES_DIR = "samples"
+
+_CI = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+RESULTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["schema_version", "checkpoint", "benchmarks"],
+    "properties": {
+        "schema_version": {"const": 1},
+        "created": {"type": "string"},
+        "spade_version": {"type": "string"},
+        "checkpoint": {"type": "object", "required": ["spec"]},
+        "settings": {"type": "object"},
+        "benchmarks": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["version", "n", "primary", "metrics"],
+                "properties": {
+                    "version": {"type": "string"},
+                    "n": {"type": "integer", "minimum": 0},
+                    "primary": {"type": "string"},
+                    "parse_failures": {"type": "integer", "minimum": 0},
+                    "metrics": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "object",
+                            "required": ["value", "ci95"],
+                            "properties": {"value": {"type": "number"}, "ci95": _CI},
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+"""The part of the results.json format the leaderboard relies on."""
+
+
+@dataclass(frozen=True)
+class RunResults:
+    """A run's `results.json` content and, per benchmark, `{sample_id: primary score}`.
+
+    Benchmarks without an entry in `samples` kept no per-sample scores; comparisons then fall
+    back to the summary values and CIs.
+    """
+
+    results: dict[str, Any]
+    samples: dict[str, dict[str, float]] = field(default_factory=dict)
+    results_dir: Path | None = None
+
+    @classmethod
+    def from_records(
+        cls,
+        results: dict[str, Any],
+        records: Iterable[SampleResult | Mapping[str, Any]],
+        results_dir: Path | None = None,
+    ) -> RunResults:
+        """From in-memory results and sample records (`SampleResult`s or their dicts)."""
+        samples: dict[str, dict[str, float]] = {}
+        for index, record in enumerate(records):
+            data = record.as_dict() if isinstance(record, SampleResult) else record
+            _add_sample(samples, data, f"sample record {index}")
+        return cls(results, samples, results_dir)
+
+    def check(self, where: str = RESULTS_FILE) -> None:
+        """Raise `LeaderboardError` (one line, naming the field) when `results` is unusable."""
+        raise_first(where, results_errors(self.results))
+
+
+def results_errors(results: object) -> list[str]:
+    errors = schema_errors(results, RESULTS_SCHEMA)
+    if errors or not isinstance(results, dict):
+        return errors
+    for name, entry in results["benchmarks"].items():
+        if entry["primary"] not in entry["metrics"]:
+            errors.append(f"benchmarks.{name}.primary: {entry['primary']!r} is not in its metrics")
+    return errors
+
+
+def load_run(results_dir: str | Path) -> RunResults:
+    """Read `results.json` and `samples/*.jsonl` from a `spade-eval --output` folder."""
+    folder = Path(results_dir)
+    path = folder / RESULTS_FILE
+    if not path.is_file():
+        raise LeaderboardError(f"{path}: missing (is {folder} a spade-eval output folder?)")
+    results = read_json(path)
+    raise_first(str(path), results_errors(results))
+    assert isinstance(results, dict)
+    samples: dict[str, dict[str, float]] = {}
+    # Keyed by each line's `benchmark` field, not the file name: names such as
+    # `suite:NAME@VERSION` may be spelled differently on disk.
+    for jsonl in sorted((folder / SAMPLES_DIR).glob("*.jsonl")):
+        _read_samples(jsonl, samples)
+    return RunResults(results, samples, folder)
+
+
+def _read_samples(path: Path, samples: dict[str, dict[str, float]]) -> None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LeaderboardError(f"{path}: cannot read ({exc})") from None
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LeaderboardError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        _add_sample(samples, data, f"{path}:{lineno}")
+
+
+def _add_sample(samples: dict[str, dict[str, float]], data: object, where: str) -> None:
+    if not isinstance(data, Mapping):
+        raise LeaderboardError(f"{where}: a sample record must be a JSON object")
+    benchmark, sample_id, score = data.get("benchmark"), data.get("sample_id"), data.get("score")
+    if not isinstance(benchmark, str) or not isinstance(sample_id, str):
+        raise LeaderboardError(f"{where}: needs string fields 'benchmark' and 'sample_id'")
+    if not isinstance(score, int | float) or not math.isfinite(score):
+        raise LeaderboardError(f"{where}: score must be a finite number, got {score!r}")
+    scores = samples.setdefault(benchmark, {})
+    if sample_id in scores:
+        raise LeaderboardError(f"{where}: {benchmark} sample {sample_id!r} appears twice")
+    scores[sample_id] = float(score)

@@ -1,0 +1,102 @@
+"""JSON Schema checks reported as one-line messages naming the field path."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from spade.leaderboard.errors import LeaderboardError
+
+_MAX_MESSAGE = 200
+
+
+@functools.cache
+def leaderboard_schema() -> dict[str, Any]:
+    text = resources.files("spade.leaderboard").joinpath("leaderboard.schema.json").read_text()
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def schema_errors(data: object, schema: dict[str, Any]) -> list[str]:
+    """Every way `data` fails `schema`, as `field.path: message`, in field order."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{field_path(e.absolute_path)}: {_shorten(e.message)}" for e in errors]
+
+
+def raise_first(where: str, errors: list[str]) -> None:
+    """Raise a one-line `LeaderboardError` for the first of `errors`, counting the rest."""
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise LeaderboardError(f"{where}: {errors[0]}{more}")
+
+
+def field_path(path: Any) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text.lstrip(".") or "(top level)"
+
+
+def read_json(path: Path) -> object:
+    """JSON from a file; NaN and Infinity are rejected (they are not JSON, and break stats)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LeaderboardError(f"{path}: missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LeaderboardError(f"{path}: cannot read ({exc})") from None
+    return parse_json(text, str(path))
+
+
+def parse_json(text: str, where: str) -> object:
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise LeaderboardError(
+            f"{where}: not valid JSON ({exc.msg} at line {exc.lineno})"
+        ) from None
+    except ValueError as exc:
+        raise LeaderboardError(f"{where}: {exc}") from None
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a valid JSON number")
+
+
+def _shorten(message: str) -> str:
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 3] + "..."
+
+
+# jsonschema costs tens of microseconds per value and one row can hold 100k sample scores. The
+# schema file still describes them; these check the same rule quickly, on an outline of the
+# data that has the scores left out.
+
+
+def without_scores(row: object) -> object:
+    """A row with each benchmark's sample scores emptied, for the schema check."""
+    if isinstance(row, dict) and isinstance(row.get("samples"), dict):
+        return {**row, "samples": {name: {} for name in row["samples"]}}
+    return row
+
+
+def score_errors(row: object, where: str) -> list[str]:
+    """Sample scores of a row that are not finite numbers, as `where.samples.NAME.ID: ...`."""
+    if not isinstance(row, dict) or not isinstance(row.get("samples"), dict):
+        return []
+    errors = []
+    for name, scores in row["samples"].items():
+        if not isinstance(scores, dict):
+            continue  # the schema check on the outline reports this one
+        for sample_id, score in scores.items():
+            if isinstance(score, bool) or not isinstance(score, int | float):
+                errors.append(f"{where}samples.{name}.{sample_id}: {score!r} is not a number")
+            elif not math.isfinite(score):
+                errors.append(f"{where}samples.{name}.{sample_id}: {score!r} is not finite")
+    return errors
