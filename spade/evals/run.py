@@ -1,0 +1,161 @@
+"""Run declared benchmarks through a responder and write results records atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+import spade
+from spade.evals.benchmark import build_benchmark, seeded_slice
+from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, declarations
+from spade.evals.samples import ProgressCallback, Responder, SampleResult
+from spade.evals.stats import mean_ci
+
+SCHEMA_VERSION = 1
+PRESETS_FILE = "presets.yaml"
+
+
+@dataclass
+class BenchmarkRun:
+    declaration: Declaration
+    samples: list[SampleResult]
+    seconds: float
+    data_sha256: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """The results.json entry: version, n, primary metric and every metric with a CI."""
+        metrics: dict[str, dict[str, Any]] = {}
+        names = [self.declaration.primary] + sorted(
+            {m for s in self.samples for m in s.metrics} - {self.declaration.primary}
+        )
+        for name in names:
+            values = [s.score if name == self.declaration.primary else s.metrics.get(name)
+                      for s in self.samples]  # fmt: skip
+            present = [float(v) for v in values if v is not None]
+            if present:
+                mean, low, high = mean_ci(present)
+                metrics[name] = {"value": mean, "ci95": [low, high]}
+        return {
+            "version": self.declaration.version,
+            "n": len(self.samples),
+            "primary": self.declaration.primary,
+            "metrics": metrics,
+            "parse_failures": sum(not s.parsed for s in self.samples),
+            "data_sha256": self.data_sha256,
+            "generation": self.declaration.generation.model_dump(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def load_presets(directory: Path = BENCHMARKS_DIR) -> dict[str, list[str]]:
+    raw = yaml.safe_load((directory / PRESETS_FILE).read_text(encoding="utf-8"))
+    return {str(name): list(members) for name, members in raw.items()}
+
+
+def resolve_benchmarks(
+    names: list[str] | None, preset: str | None, directory: Path = BENCHMARKS_DIR
+) -> tuple[list[Declaration], str | None]:
+    """The declarations to run, from explicit names or a preset; one-line errors otherwise."""
+    known = declarations(directory)
+    if names is None:
+        presets = load_presets(directory)
+        preset = preset or "quick"
+        if preset not in presets:
+            raise DeclarationError(f"unknown preset {preset!r}; known: {', '.join(presets)}")
+        names = presets[preset]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise DeclarationError(
+            f"unknown benchmark {unknown[0]!r}; known: {', '.join(sorted(known))}"
+        )
+    return [known[n] for n in names], preset
+
+
+def choose_ids(
+    declaration: Declaration, all_ids: list[str], preset: str | None, limit: int | None
+) -> list[str]:
+    size = limit if limit is not None else getattr(declaration.slices, preset or "full", None)
+    return seeded_slice(all_ids, size, declaration.slices.seed)
+
+
+def run_benchmark(
+    declaration: Declaration,
+    respond: Responder,
+    data_dir: Path | None,
+    ids: list[str] | None = None,
+    preset: str | None = None,
+    limit: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> BenchmarkRun:
+    """Run one benchmark on `ids` (or the preset's seeded slice)."""
+    if data_dir is not None:
+        declaration.verify_data(data_dir)
+    benchmark = build_benchmark(declaration)
+    if ids is None:
+        ids = choose_ids(declaration, benchmark.sample_ids(data_dir), preset, limit)
+    done = 0
+
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress:
+            progress(declaration.name, done, len(ids))
+
+    started = time.perf_counter()
+    callback: ProgressCallback = advance
+    samples = benchmark.run(ids, respond, data_dir, callback)
+    hashes = declaration.data_hashes() if data_dir is not None else {}
+    return BenchmarkRun(declaration, samples, time.perf_counter() - started, hashes)
+
+
+def results_document(
+    runs: list[BenchmarkRun], checkpoint: dict[str, Any], settings: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "spade_version": spade.__version__,
+        "checkpoint": checkpoint,
+        "settings": settings,
+        "benchmarks": {run.declaration.name: run.summary() for run in runs},
+    }
+
+
+def write_results(output: Path, document: dict[str, Any], runs: list[BenchmarkRun]) -> Path:
+    """Write per-sample JSONL files, then results.json last, each via temp file + rename:
+    a crash never leaves a half-written file, and results.json marks a complete run."""
+    samples_dir = output / "samples"
+    samples_dir.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        lines = b"".join(orjson.dumps(s.as_dict(), default=repr) + b"\n" for s in run.samples)
+        atomic_write(samples_dir / f"{_safe(run.declaration.name)}.jsonl", lines)
+    path = output / "results.json"
+    atomic_write(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    return path
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _safe(name: str) -> str:
+    """A file name for a benchmark name (`suite:a@1.0.0` has characters best avoided)."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
