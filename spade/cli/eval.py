@@ -24,6 +24,7 @@ from spade.evals.run import (
     write_results,
 )
 from spade.evals.samples import Responder
+from spade.suites import SuiteError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         respond, checkpoint = make_responder(args)
         runs, preset = run_all(args, respond)
-    except (DeclarationError, PredictionsError) as exc:
+    except (DeclarationError, PredictionsError, SuiteError) as exc:
         raise UsageError(str(exc)) from None
     command = ["spade-eval", *(argv if argv is not None else sys.argv[1:])]
     settings = {

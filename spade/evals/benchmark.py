@@ -38,6 +38,7 @@ class Benchmark(Protocol):
 RUNNERS: dict[str, str] = {
     "lm_eval": "spade.evals.lm_eval_runner:LmEvalBenchmark",
     "code": "spade.evals.code_runner:CodeBenchmark",
+    "suite": "spade.evals.suite_runner:SuiteBenchmark",
 }
 
 

@@ -127,6 +127,8 @@ def declarations(directory: Path = BENCHMARKS_DIR) -> dict[str, Declaration]:
     """Every declaration under `directory`, by benchmark name."""
     found: dict[str, Declaration] = {}
     for path in sorted(directory.glob("*.yaml")):
+        if path.name == "presets.yaml":  # which benchmarks each preset runs, not a benchmark
+            continue
         declaration = load_declaration(path)
         if declaration.name in found:
             raise DeclarationError(f"{path}: benchmark {declaration.name!r} declared twice")

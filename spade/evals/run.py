@@ -19,6 +19,8 @@ from spade.evals.benchmark import build_benchmark, seeded_slice
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, declarations
 from spade.evals.samples import ProgressCallback, Responder, SampleResult
 from spade.evals.stats import mean_ci
+from spade.evals.suite_runner import PREFIX as SUITE_PREFIX
+from spade.evals.suite_runner import suite_declaration
 
 SCHEMA_VERSION = 1
 PRESETS_FILE = "presets.yaml"
@@ -72,6 +74,7 @@ def resolve_benchmarks(
         if preset not in presets:
             raise DeclarationError(f"unknown preset {preset!r}; known: {', '.join(presets)}")
         names = presets[preset]
+    known |= {n: suite_declaration(n) for n in names if n.startswith(SUITE_PREFIX)}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise DeclarationError(

@@ -1,0 +1,1 @@
+"""SPADE self-play: designer prompts, hints, rollouts, regret, rewards, memory, the loop."""
