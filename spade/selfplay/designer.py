@@ -1,0 +1,116 @@
+"""The Environment Designer role: its prompt, and getting valid env code out of its replies.
+
+The designer sees one corpus document, a target skill and difficulty, about two reference
+environments from memory (code excerpt, win rate, regret) and one negative example, plus the
+env contract. It answers with a complete Python file; `spade-suite check`'s validator decides
+whether it enters the pool, and a failed check is fed back for a repair attempt.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+KINDS = ("game", "reasoning", "tool_use")
+
+CONTRACT = """\
+Write ONE Python file (standard library only) defining exactly one class whose name ends in
+`Env`, constructible with no arguments (it may take `max_turns=...`), with:
+- `metadata = {"kind": KIND, "skill": SKILL, "difficulty": DIFFICULTY}` as a class attribute;
+- `reset(self, seed=None) -> (observation: str, info: dict)`: all randomness from
+  `random.Random(seed)`; the same seed must give the same episode; the observation states
+  the task and the command format;
+- `step(self, action: str) -> (observation, reward, terminated, truncated, info)`: reward is
+  the progress so far in [0, 1] (not an increment); reward 1.0 with terminated=True only when
+  solved; truncated=True when `max_turns` steps are used; an invalid action gets an error
+  observation, never an exception;
+- `solution(self) -> list[str]`: called right after reset(seed), the actions that reach 1.0;
+- `close(self)`.
+Text envs read the agent's command from `\\boxed{...}`. Tool-use envs also define `tools`
+(OpenAI function schemas) and take actions as JSON `{"name": ..., "arguments": {...}}`.
+The env must be genuinely multi-turn: hidden state revealed by acting, partial credit for
+progress, several actions needed. No one-shot quizzes."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A memory entry as the designer sees it."""
+
+    excerpt: str
+    win_rate: float | None
+    regret: float | None
+
+    def describe(self) -> str:
+        if self.win_rate is None or self.regret is None:
+            stats = "a reference example"
+        else:
+            stats = f"agent win rate {self.win_rate:.2f}, regret {self.regret:+.2f}"
+        return f"({stats})\n```python\n{self.excerpt}\n```"
+
+
+@dataclass(frozen=True)
+class DesignRequest:
+    document_id: str
+    document: str
+    skill: str
+    difficulty: str
+    kind: str
+    references: tuple[Reference, ...] = ()
+    negative: str | None = None
+
+
+def designer_messages(request: DesignRequest) -> list[dict[str, str]]:
+    parts = [
+        "You are the Environment Designer. You write executable training environments that "
+        "teach a reasoning agent a skill, grounded in a source document.",
+        f"Target: kind={request.kind}, skill={request.skill}, difficulty={request.difficulty}. "
+        "Aim for environments the agent solves about half the time.",
+    ]
+    if request.document:
+        parts.append(f"Source document ({request.document_id}):\n<<<\n{request.document}\n>>>")
+    for index, reference in enumerate(request.references, 1):
+        parts.append(f"Reference environment {index} {reference.describe()}")
+    if request.negative:
+        parts.append(request.negative)
+    parts.append(CONTRACT)
+    parts.append("Reply with the complete file in one ```python block and nothing else.")
+    return [{"role": "user", "content": "\n\n".join(parts)}]
+
+
+def repair_messages(request: DesignRequest, reply: str, failure: str) -> list[dict[str, str]]:
+    """The same conversation with the failed attempt and what the validator said."""
+    return [
+        *designer_messages(request),
+        {"role": "assistant", "content": reply},
+        {
+            "role": "user",
+            "content": f"The environment failed validation: {failure}\n"
+            "Fix it and reply with the complete corrected file in one ```python block.",
+        },
+    ]
+
+
+_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
+
+
+def extract_code(reply: str) -> str | None:
+    """The env source in a reply: the last fenced block that parses and defines a `*Env`
+    class, else the whole reply if it does; None when there is no such code."""
+    candidates = [m.group(1) for m in _FENCE.finditer(reply)][::-1]
+    unclosed = reply.rfind("```")
+    if unclosed != -1 and not candidates:  # a reply cut off by the token limit
+        candidates.append(reply[unclosed:].split("\n", 1)[-1])
+    candidates.append(reply)
+    for code in candidates:
+        if defines_env_class(code):
+            return code.strip() + "\n"
+    return None
+
+
+def defines_env_class(code: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, ast.ClassDef) and n.name.endswith("Env") for n in tree.body)
