@@ -38,7 +38,11 @@ class Benchmark(Protocol):
 RUNNERS: dict[str, str] = {
     "lm_eval": "spade.evals.lm_eval_runner:LmEvalBenchmark",
     "code": "spade.evals.code_runner:CodeBenchmark",
+    "bfcl": "spade.evals.bfcl.runner:BfclBenchmark",
     "suite": "spade.evals.suite_runner:SuiteBenchmark",
+    "acebench": "spade.evals.acebench:AceBenchBenchmark",
+    "reasoning_gym": "spade.evals.rg_runner:ReasoningGymBenchmark",
+    "games": "spade.evals.games_runner:GamesBenchmark",
 }
 
 

@@ -13,13 +13,14 @@ Requests are ``{"op": NAME, ...}``; replies are ``{"ok": true, "result": ...}`` 
 solution with its tests) in a forked child and reports how it ended; see `op_run_program`.
 """
 
+import contextlib
 import json
 import json.scanner
 import os
 import re
 import resource
-import signal
 import select
+import signal
 import struct
 import sys
 import time
@@ -287,7 +288,15 @@ def _become_subreaper() -> None:
             _SUBREAPER.append(False)
 
 
-def _program_child(source, filename, write_fd, token, workdir, timeout_s, protocol_fds):
+def _program_child(
+    source: str,
+    filename: str,
+    write_fd: int,
+    token: str,
+    workdir: str,
+    timeout_s: float,
+    protocol_fds: tuple[int, int],
+) -> None:
     """The forked child: run the program, then write the pass token; never returns."""
     write, exit_now = os.write, os._exit  # bound before the program can monkeypatch `os`
     try:
@@ -301,6 +310,14 @@ def _program_child(source, filename, write_fd, token, workdir, timeout_s, protoc
         if hard != resource.RLIM_INFINITY:
             cpu = min(cpu, hard)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        # The worker runs without `site` (-S), which is what defines exit() and quit();
+        # programs expect them, and they must raise SystemExit as in a normal interpreter.
+        import builtins
+        import linecache
+
+        builtins.exit = builtins.quit = _site_exit  # type: ignore[assignment]
+        # Lets failure reports quote the failing line of the program.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         code = compile(source, filename, "exec")
         exec(code, {"__name__": "__spade_program__"})
     except BaseException as exc:  # SystemExit included: exiting early is not passing
@@ -308,16 +325,18 @@ def _program_child(source, filename, write_fd, token, workdir, timeout_s, protoc
             text = "F" + _describe_failure(exc)
         except BaseException:
             text = "Fthe program raised an exception that cannot be described"
-        try:
+        with contextlib.suppress(BaseException):
             write(write_fd, text.encode("utf-8", "replace")[:4000])
-        except BaseException:
-            pass
         exit_now(1)
     try:
         write(write_fd, ("P" + token).encode())
     except BaseException:
         exit_now(1)
     exit_now(0)
+
+
+def _site_exit(code: object = None) -> None:
+    raise SystemExit(code)
 
 
 def _describe_failure(exc: BaseException) -> str:
@@ -357,10 +376,8 @@ def _end_child(pid: int) -> int:
     """Kill the program's process group (whatever it left running there), reap the child
     and return its wait status."""
     for kill in (os.killpg, os.kill):
-        try:
+        with contextlib.suppress(OSError):
             kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
     return os.waitpid(pid, 0)[1]
 
 
@@ -396,10 +413,8 @@ def _kill_descendants() -> int:
         strays = max(strays, len(alive))
         for pid in alive:
             for kill in (os.killpg, os.kill):
-                try:
+                with contextlib.suppress(OSError):
                     kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
     _reap()
     return strays
 

@@ -10,6 +10,7 @@ import os
 import socket
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -114,8 +115,9 @@ def test_fork_bomb_is_contained(config: SandboxConfig) -> None:
 
 def test_memory_bomb_is_contained(config: SandboxConfig) -> None:
     bomb = "blocks = []\nwhile True:\n    blocks.append(bytearray(64 << 20))"
+    roomy = replace(config, call_timeout_s=15.0)  # the limit, not the clock, must stop it
     with pytest.raises((EnvCallError, SandboxCrash)) as info:
-        run_reset(env_source(bomb), config)
+        run_reset(env_source(bomb), roomy)
     if isinstance(info.value, EnvCallError):
         assert "MemoryError" in str(info.value)
 
@@ -215,8 +217,9 @@ return "started", {}"""
 
 def test_huge_output_is_capped(config: SandboxConfig) -> None:
     flood = "print('x' * (50 << 20))\nreturn 'y' * (100 << 20), {}"
+    roomy = replace(config, call_timeout_s=15.0)  # the cap, not the clock, must stop it
     with pytest.raises((EnvCallError, SandboxOutputLimit, SandboxCrash)) as info:
-        run_reset(env_source(flood), config)
+        run_reset(env_source(flood), roomy)
     if isinstance(info.value, EnvCallError):
         assert "output cap" in str(info.value) or "MemoryError" in str(info.value)
 
