@@ -29,8 +29,22 @@ DEFAULT_ROOT = "envs_snapshots"
 REF_PREFIX = "suite:"
 
 
+# The suites this checkout ships (spade-seed), found from any working directory.
+SHIPPED_ROOT = Path(__file__).resolve().parents[2] / DEFAULT_ROOT
+
+
 def suites_root(root: str | Path | None = None) -> Path:
     return Path(root or os.environ.get(ROOT_ENV_VAR) or DEFAULT_ROOT)
+
+
+def _lookup_root(root: str | Path | None, name: str) -> Path:
+    """The root to find suite `name` under: the given/env/default root, else the shipped one
+    when no root was asked for and the default lacks the suite."""
+    base = suites_root(root)
+    explicit = root is not None or os.environ.get(ROOT_ENV_VAR)
+    if not explicit and not (base / name).is_dir() and (SHIPPED_ROOT / name).is_dir():
+        return SHIPPED_ROOT
+    return base
 
 
 def version_dir(root: str | Path | None, name: str, version: str) -> Path:
@@ -62,13 +76,13 @@ def resolve_suite(ref: str | Path, root: str | Path | None = None) -> Path:
         raise SuiteError(f"{text!r} is neither NAME@VERSION nor a suite folder")
     name, version = named
     check_name(name)
-    base = suites_root(root)
+    base = _lookup_root(root, name)
     if not (base / name).is_dir():
         names = ", ".join(sorted(n for n, _ in _suite_dirs(base))) or "none"
         raise SuiteError(f"unknown suite {name!r} under {base} (known: {names})")
     path = base / name / version
     if not (path / MANIFEST_FILE).is_file():
-        have = ", ".join(suite_versions(root, name)) or "none"
+        have = ", ".join(suite_versions(base, name)) or "none"
         raise SuiteError(f"suite {name!r} has no version {version!r} (versions: {have})")
     return path
 

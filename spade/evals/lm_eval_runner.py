@@ -1,0 +1,197 @@
+"""The `lm_eval` runner: lm-eval's own tasks, prompts, filters and metrics, run through
+lm-eval's Python API with spade's responder as the model.
+
+Flow: render the declaration's task template (`lm_eval_tasks`), map SAMPLE_IDs to lm-eval
+doc indices, run `lm_eval.simple_evaluate` with `samples=` restricted to those docs and a
+`ResponderLM` (`lm_eval_bridge`), then turn lm-eval's logged samples into `SampleResult`s:
+every per-sample metric lm-eval computed, under every filter, as `metric,filter`.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spade.evals.declarations import Declaration, DeclarationError
+from spade.evals.lm_eval_answers import read_answer
+from spade.evals.lm_eval_bridge import ResponderLM, decode_chat
+from spade.evals.lm_eval_tasks import DocRef, LmEvalOptions, catalog, parse_options, render_tasks
+from spade.evals.samples import ProgressCallback, Responder, SampleResult
+
+if TYPE_CHECKING:
+    from lm_eval.tasks import TaskManager
+
+
+class LmEvalBenchmark:
+    """A declared benchmark run by lm-eval (`runner: lm_eval`)."""
+
+    def __init__(self, declaration: Declaration) -> None:
+        self.declaration = declaration
+        self.options: LmEvalOptions = parse_options(declaration)
+        self._catalogs: dict[Path | None, list[DocRef]] = {}
+
+    def sample_ids(self, data_dir: Path | None) -> list[str]:
+        return [ref.sample_id for ref in self._catalog(data_dir)]
+
+    def run(
+        self,
+        ids: list[str],
+        respond: Responder,
+        data_dir: Path | None,
+        progress: ProgressCallback | None = None,
+    ) -> list[SampleResult]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        refs = self._lookup(wanted, data_dir)
+        with _global_rngs_kept(), tempfile.TemporaryDirectory(prefix="spade-lm-eval-") as tmp:
+            task_set = render_tasks(self.declaration, self.options, data_dir, Path(tmp))
+            # Positions follow dataset order: lm-eval numbers the selected docs in that order.
+            by_task: dict[str, list[DocRef]] = defaultdict(list)
+            for ref in sorted(refs.values(), key=lambda r: (r.task, r.index)):
+                by_task[ref.task].append(ref)
+            sample_ids = {(task, position): ref.sample_id
+                          for task, chosen in by_task.items()
+                          for position, ref in enumerate(chosen)}  # fmt: skip
+            settings = self.declaration.generation.settings()
+            model = ResponderLM(respond, self.declaration.name, settings, sample_ids)
+            logged = self._evaluate(model, task_set.task_manager(), by_task)
+        if progress is not None:
+            progress(len(wanted))
+        results = {result.sample_id: result for result in self._results(logged, model, refs)}
+        return [results[sample_id] for sample_id in wanted]
+
+    # -- lm-eval ---------------------------------------------------------------------------
+    def _evaluate(
+        self, model: ResponderLM, task_manager: TaskManager, by_task: dict[str, list[DocRef]]
+    ) -> dict[str, list[dict[str, Any]]]:
+        import lm_eval
+
+        # The declared generation budget is in the rendered task configs (lm_eval_tasks).
+        output = lm_eval.simple_evaluate(
+            model=model,
+            tasks=list(by_task),
+            task_manager=task_manager,
+            samples={task: [ref.index for ref in chosen] for task, chosen in by_task.items()},
+            apply_chat_template=True,
+            fewshot_as_multiturn=self.options.fewshot_as_multiturn,
+            system_instruction=self.options.system_instruction,
+            bootstrap_iters=0,  # we compute confidence intervals ourselves
+            log_samples=True,
+        )
+        if output is None:
+            raise RuntimeError("lm-eval returned no results")
+        samples: dict[str, list[dict[str, Any]]] = output["samples"]
+        return samples
+
+    # -- records -----------------------------------------------------------------------------
+    def _results(
+        self,
+        logged: dict[str, list[dict[str, Any]]],
+        model: ResponderLM,
+        refs: dict[str, DocRef],
+    ) -> list[SampleResult]:
+        """One SampleResult per doc from lm-eval's logged samples (one per doc and filter)."""
+        by_doc: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+        for task, entries in logged.items():
+            for entry in entries:
+                by_doc[(task, int(entry["doc_id"]))].append(entry)
+        return [self._result(ref, by_doc[(ref.task, ref.index)], model) for ref in refs.values()]
+
+    def _result(
+        self, ref: DocRef, entries: list[dict[str, Any]], model: ResponderLM
+    ) -> SampleResult:
+        if not entries:
+            raise RuntimeError(f"{self.declaration.name}: lm-eval logged nothing for {ref}")
+        primary_filter = self.declaration.primary.partition(",")[2]
+        metrics: dict[str, float] = {}
+        filtered: dict[str, Any] = {}
+        for entry in entries:
+            filtered[entry["filter"]] = entry["filtered_resps"][0]
+            for metric in entry["metrics"]:
+                metrics[f"{metric},{entry['filter']}"] = float(entry[metric])
+        if self.declaration.primary not in metrics:
+            raise DeclarationError(
+                f"{self.declaration.name}: primary metric {self.declaration.primary!r} is not "
+                f"one lm-eval computes here; it computes {', '.join(sorted(metrics))}"
+            )
+        first = entries[0]
+        output = first["resps"][0][0]
+        answer = read_answer(self.options.answer, output, filtered.get(primary_filter),
+                             self.options.invalid_answers)  # fmt: skip
+        raw = model.raw_outputs.get(ref.sample_id)
+        extra: dict[str, Any] = {
+            "task": ref.task,
+            "doc_id": ref.index,
+            "filtered": filtered,
+            "doc_hash": first.get("doc_hash"),
+            "prompt_hash": first.get("prompt_hash"),
+        }
+        if raw is not None and raw != output:
+            extra["raw_output"] = raw  # the text before the cut at lm-eval's stop sequences
+        return SampleResult(
+            benchmark=self.declaration.name,
+            sample_id=ref.sample_id,
+            prompt=list(decode_chat(first["arguments"][0][0])),
+            output=output,
+            answer=answer,
+            target=first["target"],
+            score=metrics[self.declaration.primary],
+            metrics=metrics,
+            parsed=answer is not None,
+            extra=extra,
+        )
+
+    # -- ids -------------------------------------------------------------------------------
+    def _catalog(self, data_dir: Path | None) -> list[DocRef]:
+        if data_dir not in self._catalogs:
+            with _global_rngs_kept(), tempfile.TemporaryDirectory(prefix="spade-lm-eval-") as tmp:
+                task_set = render_tasks(self.declaration, self.options, data_dir, Path(tmp))
+                try:
+                    self._catalogs[data_dir] = catalog(task_set, self.options)
+                except Exception as exc:  # datasets raises many kinds for an unreachable hub
+                    if data_dir is not None or isinstance(exc, DeclarationError):
+                        raise
+                    raise DeclarationError(self._hub_hint(exc)) from exc
+        return self._catalogs[data_dir]
+
+    def _hub_hint(self, exc: Exception) -> str:
+        source = self.declaration.hub.path if self.declaration.hub else "lm-eval's source"
+        files = [d.path for d in self.declaration.data] + self.options.local_files
+        return (
+            f"{self.declaration.name}: cannot load {source} from the Hugging Face hub "
+            f"({type(exc).__name__}: {exc}); pass --data-dir with {', '.join(files)}"
+        )
+
+    def _lookup(self, ids: list[str], data_dir: Path | None) -> dict[str, DocRef]:
+        known = {ref.sample_id: ref for ref in self._catalog(data_dir)}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            example = next(iter(known), "?")
+            raise ValueError(
+                f"{self.declaration.name}: unknown sample ids {unknown[:5]} "
+                f"(ids look like {example!r})"
+            )
+        return {i: known[i] for i in ids}
+
+
+@contextmanager
+def _global_rngs_kept() -> Iterator[None]:
+    """simple_evaluate reseeds Python's, NumPy's and torch's global generators (for its own
+    reproducibility) and task loading may draw from them (GPQA shuffles its options); put
+    them back so a benchmark run leaves the caller's generators alone."""
+    import numpy as np
+    import torch
+
+    python, numpy, torch_state = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(python)
+        np.random.set_state(numpy)
+        torch.set_rng_state(torch_state)
