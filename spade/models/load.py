@@ -1,0 +1,92 @@
+"""Turn a checkpoint string (the `spade-eval --checkpoint` forms) into a Policy."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, TypeVar
+
+from spade.models.builtin import BUILTIN_MODELS, builtin_model_dir
+from spade.models.policy import Policy
+
+_C = TypeVar("_C")
+
+
+class ModelSpecError(ValueError):
+    """A checkpoint string names nothing loadable; the message says what would be valid."""
+
+
+def valid_forms() -> str:
+    aliases = ", ".join(sorted(BUILTIN_MODELS))
+    return (
+        f"a local HF model dir (with config.json), a built-in alias ({aliases}), "
+        "vllm:PATH, or openai:MODEL@BASE_URL"
+    )
+
+
+def load_policy(spec: str, **options: Any) -> Policy:
+    """The policy a checkpoint string names; `options` go to that backend's config.
+
+    - `openai:MODEL@BASE_URL`: OpenAIPolicy (options: OpenAIConfig fields);
+    - `vllm:PATH` (PATH a model dir or a built-in alias): VLLMPolicy (VLLMConfig fields);
+    - a model dir or a built-in alias: TransformersPolicy (TransformersConfig fields).
+    """
+    if spec.startswith("openai:"):
+        from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
+
+        model, _, base_url = spec.removeprefix("openai:").partition("@")
+        if not model or not base_url.startswith(("http://", "https://")):
+            raise ModelSpecError(
+                f"checkpoint {spec!r}: expected openai:MODEL@BASE_URL, "
+                "e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1"
+            )
+        return OpenAIPolicy(model, base_url, _config(OpenAIConfig, options, spec))
+    if spec.startswith("vllm:"):
+        from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm
+
+        target = spec.removeprefix("vllm:")
+        vllm_config = _config(VLLMConfig, options, spec)
+        if target not in BUILTIN_MODELS:
+            _model_dir(target, spec)  # a bad path is reported before a missing vllm,
+        require_vllm()  # and a missing vllm before an alias's first-time download
+        path = _model_dir(target, spec)
+        return VLLMPolicy(path, vllm_config, name=_name(target, path))
+
+    from spade.models.transformers_backend import TransformersConfig, TransformersPolicy
+
+    config = _config(TransformersConfig, options, spec)
+    path = _model_dir(spec, spec)
+    return TransformersPolicy.from_pretrained(path, config, name=_name(spec, path))
+
+
+def _name(target: str, path: Path) -> str:
+    # An alias is reported as itself: its cache path differs from machine to machine.
+    return target if target in BUILTIN_MODELS else str(path)
+
+
+def _model_dir(target: str, spec: str) -> Path:
+    if target in BUILTIN_MODELS:
+        return builtin_model_dir(target)
+    path = Path(target).expanduser()
+    if not target or not path.exists():
+        raise ModelSpecError(
+            f"checkpoint {spec!r} is not an existing model dir or a known alias; "
+            f"expected {valid_forms()}"
+        )
+    if not (path / "config.json").is_file():
+        raise ModelSpecError(
+            f"checkpoint {spec!r}: {path} has no config.json, so it is not a Hugging Face "
+            f"model dir; expected {valid_forms()}"
+        )
+    return path
+
+
+def _config(config_type: type[_C], options: dict[str, Any], spec: str) -> _C:
+    known = {f.name for f in dataclasses.fields(config_type)}  # type: ignore[arg-type]
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ModelSpecError(
+            f"checkpoint {spec!r}: unknown option(s) {', '.join(unknown)} for "
+            f"{config_type.__name__}; valid: {', '.join(sorted(known))}"
+        )
+    return config_type(**options)

@@ -1,0 +1,171 @@
+"""The transformers backend on the real smollm2-135m: batching, stopping, sampling, logprobs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from spade.models import (
+    Completion,
+    SamplingParams,
+    TransformersConfig,
+    TransformersPolicy,
+    weights_sha256,
+)
+from spade.models.weights import HASH_CACHE_NAME
+from tests.models.conftest import QUESTIONS, user
+
+GREEDY = SamplingParams(max_new_tokens=24)
+
+
+def test_greedy_answers_and_is_deterministic(smollm2: TransformersPolicy) -> None:
+    first, again = (smollm2.generate([user("What is 2+3?")], GREEDY)[0] for _ in range(2))
+    assert "5" in first.text
+    assert first == again
+    assert first.finish_reason == "stop"
+    assert 0 < first.completion_tokens < GREEDY.max_new_tokens
+    assert first.prompt_tokens > 10  # the template's system prompt is in it
+    assert "<|im_end|>" not in first.text
+
+
+def test_batch_with_left_padding_matches_one_by_one(smollm2: TransformersPolicy) -> None:
+    conversations = [user(q) for q in QUESTIONS]
+    batched = smollm2.generate(conversations, GREEDY)
+    assert len({c.prompt_tokens for c in batched}) == 3  # different lengths: padding needed
+    one_at_a_time = TransformersPolicy(
+        smollm2.model, smollm2.tokenizer, TransformersConfig(batch_size=1)
+    ).generate(conversations, GREEDY)
+    assert [c.text for c in batched] == [c.text for c in one_at_a_time]
+    assert batched == one_at_a_time
+
+
+def test_results_keep_input_order_across_batches(smollm2: TransformersPolicy) -> None:
+    conversations = [user(q) for q in QUESTIONS]
+    small_batches = TransformersPolicy(
+        smollm2.model, smollm2.tokenizer, TransformersConfig(batch_size=2)
+    )
+    reversed_out = small_batches.generate(conversations[::-1], GREEDY)
+    assert reversed_out[::-1] == smollm2.generate(conversations, GREEDY)
+
+
+def test_max_new_tokens_ends_with_length(smollm2: TransformersPolicy) -> None:
+    [out] = smollm2.generate([user(QUESTIONS[1])], SamplingParams(max_new_tokens=5))
+    assert out.finish_reason == "length"
+    assert out.completion_tokens == 5
+    assert out.text
+
+
+def test_stop_string_cuts_text_and_stops_early(smollm2: TransformersPolicy) -> None:
+    question = [user("Write a short poem about the sea, one line per verse.")]
+    full = smollm2.generate(question, SamplingParams(max_new_tokens=40))[0]
+    assert "\n" in full.text
+    stopped = smollm2.generate(question, SamplingParams(max_new_tokens=40, stop=("\n",)))[0]
+    assert stopped.text == full.text.split("\n")[0]
+    assert stopped.finish_reason == "stop"
+    assert stopped.completion_tokens < full.completion_tokens
+
+
+def test_stop_strings_in_a_batch_only_end_their_row(smollm2: TransformersPolicy) -> None:
+    sampling = SamplingParams(max_new_tokens=24, stop=("5",))
+    out = smollm2.generate([user(q) for q in QUESTIONS], sampling)
+    plain = smollm2.generate([user(q) for q in QUESTIONS], GREEDY)
+    assert out[0].text == plain[0].text.split("5")[0] and out[0].finish_reason == "stop"
+    for got, ref in zip(out[1:], plain[1:], strict=True):
+        assert "5" in ref.text or got == ref
+
+
+def test_logprobs_match_a_teacher_forced_forward_pass(smollm2: TransformersPolicy) -> None:
+    for sampling in (
+        SamplingParams(max_new_tokens=12, logprobs=True),
+        SamplingParams(max_new_tokens=12, temperature=0.7, seed=1, logprobs=True),
+    ):
+        out = smollm2.generate([user(QUESTIONS[0]), user(QUESTIONS[1])], sampling)
+        for conversation, completion in zip([QUESTIONS[0], QUESTIONS[1]], out, strict=True):
+            _check_logprobs(smollm2, user(conversation), completion, sampling)
+
+
+def _check_logprobs(
+    policy: TransformersPolicy, conversation: list, completion: Completion, sampling: SamplingParams
+) -> None:
+    assert completion.token_ids is not None and completion.logprobs is not None
+    assert len(completion.token_ids) == len(completion.logprobs) == completion.completion_tokens
+    assert all(math.isfinite(lp) and lp <= 0 for lp in completion.logprobs)
+    prompt = policy.tokenizer.apply_chat_template(
+        conversation, add_generation_prompt=True, tokenize=False
+    )
+    prompt_ids = policy.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    ids = torch.tensor([prompt_ids + completion.token_ids])
+    with torch.inference_mode():
+        logits = policy.model(ids).logits[0, len(prompt_ids) - 1 : -1].float()
+    scale = sampling.temperature or 1.0
+    expected = torch.log_softmax(logits / scale, dim=-1)
+    expected = expected.gather(1, torch.tensor(completion.token_ids)[:, None]).squeeze(1)
+    assert torch.allclose(torch.tensor(completion.logprobs), expected, atol=2e-3)
+    text = policy.tokenizer.decode(completion.token_ids, skip_special_tokens=True)
+    assert text == completion.text
+
+
+def test_seeded_sampling_repeats_and_leaves_global_rng_alone(
+    smollm2: TransformersPolicy,
+) -> None:
+    conversations = [user("Tell me a story.")] * 3
+    sampling = SamplingParams(max_new_tokens=16, temperature=1.0, seed=7)
+    rng_before = torch.get_rng_state()
+    first = smollm2.generate(conversations, sampling)
+    assert torch.equal(torch.get_rng_state(), rng_before)
+    assert smollm2.generate(conversations, sampling) == first
+    assert len({c.text for c in first}) > 1  # repeated conversations get different samples
+    other_seed = smollm2.generate(conversations, SamplingParams(16, temperature=1.0, seed=8))
+    assert [c.text for c in other_seed] != [c.text for c in first]
+
+
+def test_top_p_near_zero_is_greedy(smollm2: TransformersPolicy) -> None:
+    nucleus = SamplingParams(max_new_tokens=16, temperature=1.0, top_p=1e-6, seed=3)
+    greedy = SamplingParams(max_new_tokens=16)
+    question = [user(QUESTIONS[1])]
+    assert smollm2.generate(question, nucleus)[0].text == smollm2.generate(question, greedy)[0].text
+
+
+def test_tools_reach_a_template_without_tool_support(smollm2: TransformersPolicy) -> None:
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+    question = [user("What is the weather in Paris?")]
+    with_tools = smollm2.generate(question, GREEDY, tools=[[tool]])[0]
+    without = smollm2.generate(question, GREEDY, tools=[None])[0]
+    assert with_tools.prompt_tokens > without.prompt_tokens + 20
+    with pytest.raises(ValueError, match="one entry per conversation"):
+        smollm2.generate(question, GREEDY, tools=[[tool], None])
+
+
+def test_describe_reports_identity_with_a_cached_weights_hash(
+    smollm2: TransformersPolicy,
+) -> None:
+    info = smollm2.describe()
+    assert (info.backend, info.dtype, info.device) == ("transformers", "float32", "cpu")
+    assert smollm2.model_dir is not None
+    assert info.weights_sha256 == weights_sha256(smollm2.model_dir)
+    assert len(info.weights_sha256 or "") == 64
+    assert (smollm2.model_dir / HASH_CACHE_NAME).is_file()
+
+
+def test_a_shared_model_and_tokenizer_are_left_as_found(smollm2: TransformersPolicy) -> None:
+    shipped = smollm2.model.generation_config
+    smollm2.model.train()  # as a trainer would leave it
+    try:
+        smollm2.generate([user("Hi")], SamplingParams(max_new_tokens=2))
+        assert smollm2.model.training and smollm2.model.generation_config is shipped
+    finally:
+        smollm2.model.eval()
+    assert smollm2.tokenizer.padding_side == "right"
+
+
+def test_empty_batch_gives_no_completions(smollm2: TransformersPolicy) -> None:
+    assert smollm2.generate([], GREEDY) == []
