@@ -59,9 +59,26 @@ def build_benchmark(declaration: Declaration) -> Benchmark:
     return factory(declaration)
 
 
-def seeded_slice(ids: list[str], size: int | None, seed: int) -> list[str]:
-    """A fixed subset of `size` ids (all when None), kept in dataset order."""
+def seeded_slice(
+    ids: list[str], size: int | None, seed: int, stratify: bool = False
+) -> list[str]:
+    """A fixed subset of `size` ids (all when None), kept in dataset order.
+
+    `stratify` spreads the subset evenly over the groups that ids name before their last
+    `/` (BBH subtasks, BFCL categories), so a small slice still covers every group."""
     if size is None or size >= len(ids):
         return list(ids)
-    chosen = set(random.Random(seed).sample(range(len(ids)), size))
+    rng = random.Random(seed)
+    if not stratify:
+        chosen = set(rng.sample(range(len(ids)), size))
+    else:
+        groups: dict[str, list[int]] = {}
+        for index, sample_id in enumerate(ids):
+            groups.setdefault(sample_id.rpartition("/")[0], []).append(index)
+        queues = [rng.sample(members, len(members)) for members in groups.values()]
+        chosen = set()
+        while len(chosen) < size:
+            for queue in queues:
+                if queue and len(chosen) < size:
+                    chosen.add(queue.pop())
     return [sample_id for index, sample_id in enumerate(ids) if index in chosen]

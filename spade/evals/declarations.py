@@ -65,6 +65,7 @@ class Slices(BaseModel):
     quick: int | None = 50
     full: int | None = None
     seed: int = 1234
+    stratify: bool = Field(False, description="spread slices evenly over id groups")
 
 
 class Declaration(BaseModel):

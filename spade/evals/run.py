@@ -87,7 +87,8 @@ def choose_ids(
     declaration: Declaration, all_ids: list[str], preset: str | None, limit: int | None
 ) -> list[str]:
     size = limit if limit is not None else getattr(declaration.slices, preset or "full", None)
-    return seeded_slice(all_ids, size, declaration.slices.seed)
+    slices = declaration.slices
+    return seeded_slice(all_ids, size, slices.seed, slices.stratify)
 
 
 def run_benchmark(
