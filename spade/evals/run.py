@@ -54,6 +54,7 @@ class BenchmarkRun:
             "parse_failures": sum(not s.parsed for s in self.samples),
             "data_sha256": self.data_sha256,
             "generation": self.declaration.generation.model_dump(),
+            "options": self.declaration.options,
             "seconds": round(self.seconds, 3),
         }
 

@@ -7,8 +7,9 @@ batches across episodes and the completion cache sees whole conversations. Used 
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spade.envs.remote import RemoteEnv
@@ -112,7 +113,12 @@ class _Live:
     def request(self, benchmark: str, settings: GenerationSettings) -> GenRequest:
         messages = trim_history(self.episode.messages, HISTORY_CHARS)
         turn = len(self.episode.actions)
-        return GenRequest(benchmark, f"{self.spec.key}#{turn}", tuple(messages), settings)
+        sample_id = f"{self.spec.key}#{turn}"
+        if settings.temperature > 0:
+            # Plays of one env share prompts: each play samples with its own seed, or they
+            # would all draw the same replies. (Greedy requests keep one seed: cache hits.)
+            settings = replace(settings, seed=settings.seed + zlib.crc32(sample_id.encode()))
+        return GenRequest(benchmark, sample_id, tuple(messages), settings)
 
     def close(self) -> None:
         self.env.close()

@@ -1,0 +1,177 @@
+"""spade-train: SPADE self-play, the fixed-environment baseline and the paper's ablations.
+
+spade-train [--config FILE] [--run-dir DIR] [--set KEY=VALUE ...]   a new run
+spade-train --resume RUN_DIR                                      continue a run
+spade-train memory show RUN_DIR                                   the env memory
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from spade.cli.errors import UsageError, one_line_errors
+from spade.selfplay.config import ConfigError, TrainConfig, dump_config, load_config
+
+ABLATIONS = ("no_corpus", "no_memory", "no_designer_training")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="spade-train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--config", type=Path, help="YAML config (default: laptop defaults)")
+    parser.add_argument("--run-dir", type=Path, help="run directory (default runs/<time>)")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run")
+    parser.add_argument("--mode", choices=["spade", "fixed"], help="self-play or fixed baseline")
+    parser.add_argument(
+        "--ablation",
+        action="append",
+        choices=ABLATIONS,
+        default=[],
+        help="paper ablation (repeatable)",
+    )
+    parser.add_argument(
+        "--reward",
+        choices=["blend", "regret", "solve_rate", "learning_potential"],
+        help="designer reward",
+    )
+    parser.add_argument("--iterations", type=int, help="number of iterations")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field, e.g. agent.plays=4 (YAML value)",
+    )
+    return parser
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for item in args.set:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
+        values[key] = yaml.safe_load(raw)
+    if args.mode:
+        values["mode"] = args.mode
+    if args.reward:
+        values["reward.kind"] = args.reward
+    if args.iterations is not None:
+        values["iterations"] = args.iterations
+    for ablation in args.ablation:
+        values[ablation] = True
+    return values
+
+
+def resolve_run(args: argparse.Namespace) -> tuple[TrainConfig, Path, bool]:
+    if args.resume is not None:
+        saved = args.resume / "config.yaml"
+        if not saved.is_file():
+            raise UsageError(f"{args.resume}: not a spade-train run directory (no config.yaml)")
+        config = load_config(saved, overrides(args))
+        if args.config is not None and load_config(args.config) != load_config(saved):
+            raise UsageError(
+                f"{args.resume} was started with a different config than "
+                f"{args.config}; resume with the run's own config.yaml"
+            )
+        if dump_config(config) != saved.read_text() and not args.iterations:
+            raise UsageError(
+                f"{args.resume}: --set/--mode/--ablation would change the run's "
+                "config; only --iterations may change on resume"
+            )
+        return config, args.resume, True
+    config = load_config(args.config, overrides(args))
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    run_dir = args.run_dir or Path("runs") / f"{config.mode}-{stamp}"
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise UsageError(f"{run_dir} is not empty; use --resume {run_dir} to continue it")
+    return config, run_dir, False
+
+
+def show_memory(argv: list[str]) -> int:
+    from spade.selfplay.memory import EnvMemory, MemoryFileError, memory_table
+
+    if len(argv) != 2 or argv[0] != "show":
+        raise UsageError("usage: spade-train memory show RUN_DIR")
+    try:
+        print(memory_table(EnvMemory.load(Path(argv[1]))))
+    except (MemoryFileError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
+    from spade.corpus import CorpusError
+    from spade.models import BuiltinModelError, ModelSpecError
+    from spade.rl.learner import CheckpointError
+    from spade.selfplay.loop import SelfPlayRun
+    from spade.suites import SuiteError
+
+    try:
+        run = SelfPlayRun(config, run_dir)
+        if resume:
+            run.resume()
+        else:
+            run.start()
+    except (
+        CorpusError,
+        SuiteError,
+        CheckpointError,
+        ModelSpecError,
+        BuiltinModelError,
+        OSError,
+    ) as exc:
+        raise UsageError(str(exc)) from None
+    print(f"run directory: {run_dir}", file=sys.stderr)
+    last = run.run()
+    final = run.finish()
+    suite = freeze_accepted(run)
+    print(f"final checkpoint: {final}  (spade-eval --checkpoint {final})")
+    print(f"metrics: {run.log.path}; curves: {run_dir / 'curves.png'}")
+    if suite:
+        print(f"accepted envs frozen as {suite}")
+    keys = ("designer/validity_rate", "envs/win_rate", "envs/regret", "agent/return")
+    print("last iteration: " + ", ".join(f"{k}={last.get(k, float('nan')):.3f}" for k in keys))
+    return 0
+
+
+def freeze_accepted(run: Any) -> str | None:
+    from spade.suites import FreezeOptions, SuiteError, freeze_suite
+
+    if not run.config.freeze_at_end or len(run.memory) == 0:
+        return None
+    name = f"run-{run.run_dir.name}".lower().replace("_", "-")
+    try:
+        report = freeze_suite(
+            [run.run_dir], name, "1.0.0", root=run.run_dir / "suites", options=FreezeOptions()
+        )
+    except SuiteError as exc:
+        print(f"warning: accepted envs not frozen: {exc}", file=sys.stderr)
+        return None
+    return f"{name}@1.0.0 ({report.path})"
+
+
+@one_line_errors("spade-train")
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["memory"]:
+        return show_memory(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        config, run_dir, resume = resolve_run(args)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return train(config, run_dir, resume)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

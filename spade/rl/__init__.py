@@ -1,0 +1,51 @@
+"""The policy update: one policy, two roles (designer, agent), GRPO-style on TRL."""
+
+# The update's modules import torch, transformers and trl, so they load on first use:
+# `spade.rl.advantages` (numpy only) and the types stay cheap to import.
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spade.rl.checkpoint import latest_checkpoint, list_checkpoints
+    from spade.rl.config import UpdateConfig
+    from spade.rl.grpo import clipped_surrogate, grpo_update
+    from spade.rl.learner import CheckpointError, Learner
+    from spade.rl.metrics import RoleMetrics, UpdateMetrics
+    from spade.rl.samples import TrainingSample, samples_from_episode
+
+_LAZY = {
+    "CheckpointError": "spade.rl.learner",
+    "Learner": "spade.rl.learner",
+    "RoleMetrics": "spade.rl.metrics",
+    "TrainingSample": "spade.rl.samples",
+    "UpdateConfig": "spade.rl.config",
+    "UpdateMetrics": "spade.rl.metrics",
+    "clipped_surrogate": "spade.rl.grpo",
+    "grpo_update": "spade.rl.grpo",
+    "latest_checkpoint": "spade.rl.checkpoint",
+    "list_checkpoints": "spade.rl.checkpoint",
+    "samples_from_episode": "spade.rl.samples",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "CheckpointError",
+    "Learner",
+    "RoleMetrics",
+    "TrainingSample",
+    "UpdateConfig",
+    "UpdateMetrics",
+    "clipped_surrogate",
+    "grpo_update",
+    "latest_checkpoint",
+    "list_checkpoints",
+    "samples_from_episode",
+]

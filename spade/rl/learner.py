@@ -1,0 +1,320 @@
+"""`Learner`: the trained policy's state (model, optimizer, step) and its checkpoints.
+
+Rollouts and updates share one live model: `policy()` wraps it for generation, `update()`
+trains it. Trained weights and AdamW state are float32 (bfloat16 updates of size lr ~ 1e-6
+round away to nothing); with `dtype='bfloat16'` the forward passes run under autocast, and a
+LoRA run keeps its frozen base weights in bfloat16.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from trl.trainer.utils import disable_dropout_in_model
+
+from spade.models.builtin import BUILTIN_MODELS, builtin_model_dir
+from spade.models.policy import Completion, Conversation, PolicyInfo, SamplingParams, ToolSchema
+from spade.models.transformers_backend import TransformersConfig, TransformersPolicy
+from spade.rl.checkpoint import (
+    MARKER,
+    checkpoint_name,
+    latest_checkpoint,
+    prune_checkpoints,
+    rng_state,
+    set_rng_state,
+    write_atomically,
+)
+from spade.rl.config import UpdateConfig
+from spade.rl.grpo import completion_logprobs, grpo_update
+from spade.rl.metrics import UpdateMetrics
+from spade.rl.samples import Batch, TrainingSample, end_of_turn_id, tokenize_sample
+
+FORMAT_VERSION = 1
+WEIGHTS = "trainable.safetensors"
+OPTIMIZER = "optimizer.pt"
+RNG = "rng.pt"
+EXPORT_NOTE = "spade-export.json"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint does not exist or does not fit this learner; the message says why."""
+
+
+class Learner:
+    """One policy (full fine-tune or LoRA) trained by `update()`, generating via `policy()`."""
+
+    def __init__(self, model_dir: str | Path, config: UpdateConfig | None = None) -> None:
+        """`model_dir`: a HF model dir or a built-in alias (`smollm2-135m`)."""
+        self.config = config or UpdateConfig()
+        self.model_dir = _resolve_model_dir(model_dir)
+        self.device = _device(self.config.device)
+        self.compute_dtype = _compute_dtype(self.config.dtype, self.device)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.end_of_turn = end_of_turn_id(self.tokenizer)
+        self.model = self._load_model()
+        trainable = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(
+            trainable, lr=self.config.lr, weight_decay=self.config.weight_decay
+        )
+        self.step = 0
+        """Updates done (one per `update()` call)."""
+        self.optimizer_steps = 0
+        self._reference_model: Any = None
+
+    # -- rollouts and updates -------------------------------------------------------------
+
+    def policy(self, config: TransformersConfig | None = None) -> TransformersPolicy:
+        """A Policy generating with the live model: it sees every update at once."""
+        model = self.model.get_base_model() if self.config.lora else self.model  # adapters inside
+        return _AutocastPolicy(
+            model,
+            self.tokenizer,
+            config or TransformersConfig(device=str(self.device)),
+            name=f"{self.model_dir}@{checkpoint_name(self.step)}",
+            autocast=self._autocast,
+        )
+
+    def update(self, samples: Sequence[TrainingSample]) -> UpdateMetrics:
+        """One GRPO update on these samples (see `spade.rl.grpo`); advances `step`."""
+        tokenized = [
+            tokenize_sample(s, self.tokenizer, self.config.max_length, self.end_of_turn)
+            for s in samples
+        ]
+        metrics = grpo_update(
+            self.model,
+            self.optimizer,
+            tokenized,
+            self.config,
+            pad_id=self.tokenizer.pad_token_id,
+            step=self.step,
+            optimizer_steps_done=self.optimizer_steps,
+            reference=self._reference_logprobs if self.config.beta > 0 else None,
+            autocast=self._autocast,
+        )
+        self.step += 1
+        self.optimizer_steps += metrics.optimizer_steps
+        return metrics
+
+    # -- checkpoints ----------------------------------------------------------------------
+
+    def save_checkpoint(
+        self, root: str | Path, extra: Callable[[Path], None] | None = None, keep_last: int = 2
+    ) -> Path:
+        """Write `root/step-NNNNNN/` atomically and keep only the newest `keep_last`.
+
+        `extra(dir)` writes the caller's own state (env memory, loop state) into the same
+        checkpoint before it is published, so everything resumes from one consistent point.
+        """
+
+        def fill(tmp: Path) -> None:
+            trainable = {n: p.detach().contiguous() for n, p in self._trainable_named()}
+            save_file(trainable, str(tmp / WEIGHTS))
+            torch.save(self.optimizer.state_dict(), tmp / OPTIMIZER)
+            torch.save(rng_state(), tmp / RNG)
+            if extra is not None:
+                extra(tmp)
+            (tmp / MARKER).write_text(json.dumps(self._describe(), indent=2) + "\n")
+
+        path = write_atomically(Path(root) / checkpoint_name(self.step), fill, MARKER)
+        prune_checkpoints(root, keep_last)
+        return path
+
+    def load_checkpoint(self, path: str | Path) -> Path:
+        """Restore weights, optimizer, RNG states and step from a checkpoint dir, or from the
+        newest one under a root of checkpoints. Returns the checkpoint dir used."""
+        path = Path(path)
+        if not (path / MARKER).is_file():
+            found = latest_checkpoint(path)
+            if found is None:
+                raise CheckpointError(f"{path} is not a checkpoint and holds no complete one")
+            path = found
+        meta = json.loads((path / MARKER).read_text())
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise CheckpointError(f"{path}: format_version {meta.get('format_version')} unknown")
+        if meta["lora"] != self.config.lora:
+            raise CheckpointError(
+                f"{path} was trained with lora={meta['lora']}, this learner has "
+                f"lora={self.config.lora}: resume with the run's own config"
+            )
+        self._load_trainable(load_file(str(path / WEIGHTS), device=str(self.device)), path)
+        optimizer_state = torch.load(path / OPTIMIZER, map_location=self.device, weights_only=True)
+        self.optimizer.load_state_dict(optimizer_state)
+        set_rng_state(torch.load(path / RNG, weights_only=True))
+        self.step, self.optimizer_steps = int(meta["step"]), int(meta["optimizer_steps"])
+        return path
+
+    def export_hf(self, out_dir: str | Path) -> Path:
+        """A plain HF model dir (LoRA merged, tokenizer included) that `spade-eval` loads."""
+        out_dir = Path(out_dir)
+
+        def fill(tmp: Path) -> None:
+            if self.config.lora:
+                base = self.model.get_base_model()
+                base.save_pretrained(tmp, state_dict=_merged_state_dict(base))
+            else:
+                self.model.save_pretrained(tmp)
+            self.tokenizer.save_pretrained(tmp)
+            note = {**self._describe(), "exported_from": str(self.model_dir)}
+            (tmp / EXPORT_NOTE).write_text(json.dumps(note, indent=2) + "\n")
+
+        return write_atomically(out_dir, fill, EXPORT_NOTE)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _load_model(self) -> Any:
+        # Trained weights in float32; a LoRA base is frozen, so it may stay in compute dtype.
+        weights_dtype = self.compute_dtype if self.config.lora else torch.float32
+        model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=weights_dtype)
+        model.to(self.device)  # type: ignore[arg-type]  # transformers' stubs miss device
+        disable_dropout_in_model(model)  # dropout would make the first pass's ratio != 1
+        if self.config.gradient_checkpointing:
+            # Non-reentrant: works with frozen inputs (LoRA) without enable_input_require_grads.
+            kwargs = {"use_reentrant": False}
+            if hasattr(model, "activation_checkpointing_enable"):  # its name from transformers 5
+                model.activation_checkpointing_enable(kwargs)
+            else:
+                model.gradient_checkpointing_enable(kwargs)
+        if not self.config.lora:
+            return model
+        from peft import LoraConfig, get_peft_model
+
+        lora = LoraConfig(
+            r=self.config.lora_r,
+            lora_alpha=self.config.lora_alpha,
+            lora_dropout=self.config.lora_dropout,
+            target_modules=list(self.config.lora_target_modules) or "all-linear",
+            task_type="CAUSAL_LM",
+        )
+        with torch.random.fork_rng(devices=[]):  # seeded adapters, global RNG untouched
+            torch.manual_seed(self.config.seed)
+            return get_peft_model(model, lora)
+
+    def _autocast(self) -> AbstractContextManager[Any]:
+        if self.compute_dtype == torch.float32:
+            return nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.compute_dtype)
+
+    def _trainable_named(self) -> list[tuple[str, torch.nn.Parameter]]:
+        return [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+
+    def _load_trainable(self, tensors: dict[str, torch.Tensor], path: Path) -> None:
+        params = dict(self._trainable_named())
+        if set(tensors) != set(params):
+            missing = sorted(set(params) - set(tensors))
+            unexpected = sorted(set(tensors) - set(params))
+            raise CheckpointError(
+                f"{path / WEIGHTS} does not fit this model (missing {missing[:3]}, "
+                f"unexpected {unexpected[:3]}): was it trained from {self.model_dir}?"
+            )
+        with torch.no_grad():
+            for name, param in params.items():
+                param.copy_(tensors[name])
+
+    def _reference_logprobs(self, batch: Batch) -> torch.Tensor:
+        """Log-probabilities under the initial policy (for the KL term, beta > 0)."""
+        if self.config.lora:  # the base model is the initial policy
+            with self.model.disable_adapter():
+                return completion_logprobs(self.model, batch, self.config.temperature)[0]
+        if self._reference_model is None:
+            ref = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self.compute_dtype)
+            ref.to(self.device)  # type: ignore[arg-type]
+            self._reference_model = ref.eval().requires_grad_(False)
+        return completion_logprobs(self._reference_model, batch, self.config.temperature)[0]
+
+    def _describe(self) -> dict[str, Any]:
+        import peft
+        import transformers
+        import trl
+
+        return {
+            "format_version": FORMAT_VERSION,
+            "step": self.step,
+            "optimizer_steps": self.optimizer_steps,
+            "base_model": str(self.model_dir),
+            "lora": self.config.lora,
+            "config": self.config.as_dict(),
+            "versions": {
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+                "trl": trl.__version__,
+                "peft": peft.__version__,
+            },
+        }
+
+
+class _AutocastPolicy(TransformersPolicy):
+    """The transformers policy, generating under the learner's autocast (bf16 compute)."""
+
+    def __init__(
+        self, *args: Any, autocast: Callable[[], AbstractContextManager[Any]], **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._autocast = autocast
+
+    def generate(
+        self,
+        conversations: Sequence[Conversation],
+        sampling: SamplingParams,
+        tools: Sequence[list[ToolSchema] | None] | None = None,
+    ) -> list[Completion]:
+        with self._autocast():  # thread-local, and generate runs in this thread
+            return super().generate(conversations, sampling, tools)
+
+    def describe(self) -> PolicyInfo:
+        info = super().describe()
+        if isinstance(self._autocast(), torch.autocast):
+            return replace(info, dtype=f"{info.dtype} (autocast bfloat16)")
+        return info
+
+
+def _merged_state_dict(base: Any) -> dict[str, torch.Tensor]:
+    """The base model's weights with each LoRA delta added, under the original key names."""
+    from peft.tuners.lora import LoraLayer
+
+    state = {}
+    for name, module in base.named_modules():
+        if not isinstance(module, LoraLayer):
+            continue
+        layer: Any = module  # get_delta_weight lives on the concrete layer types
+        weight = layer.get_base_layer().weight
+        merged = weight.float()
+        for adapter in layer.active_adapters:
+            merged = merged + layer.get_delta_weight(adapter).float()
+        state[f"{name}.weight"] = merged.to(weight.dtype)
+    for key, value in base.state_dict().items():
+        if "lora_" in key:
+            continue
+        key = key.replace(".base_layer.", ".")
+        state.setdefault(key, value)
+    return state
+
+
+def _resolve_model_dir(model_dir: str | Path) -> Path:
+    if str(model_dir) in BUILTIN_MODELS:
+        return builtin_model_dir(str(model_dir))
+    path = Path(model_dir).expanduser()
+    if not (path / "config.json").is_file():
+        raise ValueError(f"{path} is not a Hugging Face model dir (no config.json)")
+    return path
+
+
+def _device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def _compute_dtype(name: str, device: torch.device) -> torch.dtype:
+    if name == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16}[name]

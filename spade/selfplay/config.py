@@ -1,0 +1,140 @@
+"""spade-train configuration: typed, every field documented, laptop defaults, loaded from YAML.
+
+The defaults are a real but small self-play run of the embedded 135M model on a 2-core CPU
+(minutes). Scaling up is configuration: a bigger `model`, more `iterations`, designs and
+plays, `update.device: cuda`, an `openai:`/`vllm:` generation backend later.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from spade.rl.config import UpdateConfig
+
+Mode = Literal["spade", "fixed"]
+RewardKind = Literal["blend", "regret", "solve_rate", "learning_potential"]
+
+
+class ConfigError(ValueError):
+    """A config file or field is wrong; the message names it."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DesignerConfig(_Strict):
+    designs_per_iteration: int = Field(2, ge=1, description="design prompts per iteration")
+    group_size: int = Field(2, ge=1, description="completions per design prompt (GRPO group)")
+    repair_attempts: int = Field(1, ge=0, description="extra attempts after a failed check")
+    max_gen_toks: int = Field(1536, ge=64, description="token budget of one env source")
+    temperature: float = Field(1.0, ge=0.0, description="designer sampling temperature")
+    kinds: list[Literal["game", "reasoning", "tool_use"]] = Field(
+        default_factory=lambda: ["game", "reasoning", "tool_use"], description="env kinds"
+    )
+    skills: list[str] = Field(
+        default_factory=lambda: ["deduction", "search", "planning", "algorithm execution",
+                                 "information gathering", "arithmetic"],
+        description="target skills, sampled uniformly",
+    )  # fmt: skip
+    difficulties: list[str] = Field(default_factory=lambda: ["easy", "medium", "hard"])
+    hint_attempts: int = Field(2, ge=1, description="hint generations before giving up")
+    hint_max_gen_toks: int = Field(160, ge=16)
+
+
+class AgentConfig(_Strict):
+    plays: int = Field(2, ge=1, description="K: plays without hint, and K with (same seeds)")
+    turn_cap: int = Field(8, ge=1, description="most agent turns per episode")
+    max_gen_toks: int = Field(96, ge=8, description="token budget of one agent reply")
+    temperature: float = Field(1.0, ge=0.0)
+    replay_envs: int = Field(
+        1, ge=0,
+        description="envs from memory (or the cold-start suite) the agent also plays each "
+        "iteration; 0 is the paper's setting, 1 keeps a small model's agent learning while its "
+        "designer still writes few valid envs",
+    )  # fmt: skip
+
+
+class CorpusConfig(_Strict):
+    source: str | None = Field(None, description="JSONL/Parquet path, hf:NAME, or None = stdlib")
+    max_words: int = Field(300, ge=20, description="document truncation budget")
+    min_words: int = Field(50, ge=0)
+
+
+class MemoryConfig(_Strict):
+    capacity: int = Field(200, ge=1, description="FIFO bound")
+    references: int = Field(2, ge=0, description="reference envs in the designer prompt")
+    excerpt_chars: int = Field(2000, ge=200)
+    cold_start_suite: str = Field("spade-seed@1.0.0", description="references before memory")
+
+
+class RewardConfig(_Strict):
+    kind: RewardKind = Field("blend", description="designer reward")
+    invalid_penalty: float | None = Field(
+        None, description="designer reward of an invalid env; None = no gradient"
+    )
+
+
+class TrainConfig(_Strict):
+    model: str = Field("smollm2-135m", description="HF model dir or built-in alias")
+    mode: Mode = Field("spade", description="spade (self-play) or fixed (agent on a suite)")
+    fixed_suite: str = Field("spade-seed@1.0.0", description="env pool of the fixed baseline")
+    iterations: int = Field(3, ge=1, description="self-play iterations (policy updates)")
+    seed: int = 0
+    no_corpus: bool = Field(False, description="ablation: designer prompt without a document")
+    no_memory: bool = Field(False, description="ablation: no memory references or negatives")
+    no_designer_training: bool = Field(False, description="ablation: frozen designer role")
+    designer: DesignerConfig = Field(default_factory=DesignerConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    corpus: CorpusConfig = Field(default_factory=CorpusConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    update: dict[str, Any] = Field(
+        default_factory=lambda: {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048},
+        description="spade.rl.config.UpdateConfig fields",
+    )
+    generation_batch_size: int = Field(8, ge=1, description="conversations per generate call")
+    check_seeds: int = Field(3, ge=1, description="seeds `spade-suite check` plays per env")
+    keep_checkpoints: int = Field(2, ge=1)
+    freeze_at_end: bool = Field(True, description="freeze accepted envs as a suite at the end")
+
+    def update_config(self) -> UpdateConfig:
+        return UpdateConfig.from_dict({"seed": self.seed, **self.update})
+
+
+def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Read a YAML config (or the defaults), apply `key.sub=value` overrides, validate."""
+    raw: dict[str, Any] = {}
+    if path is not None:
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: expected a mapping of config fields")
+    for dotted, value in (overrides or {}).items():
+        target = raw
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            target = target.setdefault(key, {})
+        target[leaf] = value
+    try:
+        config = TrainConfig.model_validate(raw)
+        config.update_config()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path or 'config'}: {where}: {first['msg']}") from None
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{path or 'config'}: update: {exc}") from None
+    return config
+
+
+def dump_config(config: TrainConfig) -> str:
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)

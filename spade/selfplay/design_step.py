@@ -1,0 +1,221 @@
+"""One designer step: prompts → env sources → sandbox checks (with repairs) → hints.
+
+Every completion the designer wrote becomes a `Candidate`, valid or not, so its reward can
+be credited (or withheld) in the update.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from spade.corpus import Corpus
+from spade.envs.checks import ValidationReport, validate_source
+from spade.envs.remote import RemoteEnv
+from spade.evals.samples import GenerationSettings, GenRequest, Message, Responder
+from spade.sandbox import SandboxConfig, SandboxError
+from spade.selfplay.config import TrainConfig
+from spade.selfplay.designer import (
+    DesignRequest,
+    Reference,
+    designer_messages,
+    extract_code,
+    repair_messages,
+)
+from spade.selfplay.diversity import find_near_duplicate
+from spade.selfplay.hints import check_hint, clean_hint, hint_messages, secret_values
+from spade.selfplay.memory import ColdStartEnv, EnvMemory, MemorySampling, sample_context
+
+
+@dataclass
+class Candidate:
+    """One designer completion and what became of it."""
+
+    group: str
+    request: DesignRequest
+    prompt: list[Message]
+    reply: str
+    code: str | None = None
+    report: ValidationReport | None = None
+    failure: str | None = None
+    hint: str | None = None
+    hint_prompt: list[Message] = field(default_factory=list)
+    hint_reply: str | None = None
+    attempts: int = 1
+
+    @property
+    def valid(self) -> bool:
+        return self.failure is None and self.code is not None and self.hint is not None
+
+
+@dataclass
+class DesignTimes:
+    generation: float = 0.0
+    validation: float = 0.0
+
+
+def design_requests(
+    config: TrainConfig,
+    rng: random.Random,
+    corpus: Corpus | None,
+    memory: EnvMemory,
+    cold_start: Sequence[ColdStartEnv],
+) -> list[DesignRequest]:
+    requests = []
+    sampling = MemorySampling(references=config.memory.references,
+                              excerpt_chars=config.memory.excerpt_chars)  # fmt: skip
+    for _ in range(config.designer.designs_per_iteration):
+        kind = rng.choice(config.designer.kinds)
+        document_id, document = "none", ""
+        if corpus is not None and not config.no_corpus:
+            doc = corpus.sample(rng)
+            document_id, document = doc.id, doc.text
+        references: tuple[Reference, ...] = ()
+        negative = None
+        if not config.no_memory:
+            context = sample_context(memory, rng, cold_start, kind=kind, sampling=sampling)
+            references = tuple(Reference(r.excerpt, r.win_rate, r.regret)
+                               for r in context.references)  # fmt: skip
+            negative = context.negative.line() if context.negative else None
+        requests.append(DesignRequest(
+            document_id, document, rng.choice(config.designer.skills),
+            rng.choice(config.designer.difficulties), kind, references, negative,
+        ))  # fmt: skip
+    return requests
+
+
+def generate_candidates(
+    requests: Sequence[DesignRequest],
+    respond: Responder,
+    config: TrainConfig,
+    seed: int,
+    sandbox: SandboxConfig,
+    memory: EnvMemory,
+    times: DesignTimes,
+) -> list[Candidate]:
+    """Designer completions for every request (a group of `group_size` each), checked in
+    the sandbox, with up to `repair_attempts` repairs per failed candidate."""
+    settings = GenerationSettings(max_gen_toks=config.designer.max_gen_toks,
+                                  temperature=config.designer.temperature,
+                                  n=config.designer.group_size, seed=seed)  # fmt: skip
+    prompts = [designer_messages(r) for r in requests]
+    gen_requests = [GenRequest("designer", f"design/{i}", tuple(p), settings)
+                    for i, p in enumerate(prompts)]  # fmt: skip
+    started = time.perf_counter()
+    replies = respond(gen_requests)
+    times.generation += time.perf_counter() - started
+    candidates = [Candidate(f"design/{i}", request, prompt, reply)
+                  for i, (request, prompt, group) in enumerate(zip(requests, prompts, replies,
+                                                                  strict=True))
+                  for reply in group]  # fmt: skip
+    accepted = list(memory.sources())
+    for candidate in candidates:
+        _check(candidate, config, sandbox, accepted, times)
+    for attempt in range(config.designer.repair_attempts):
+        failed = [c for c in candidates if c.failure is not None]
+        if not failed:
+            break
+        _repair(failed, respond, config, seed + 1000 * (attempt + 1), sandbox, accepted, times)
+    return candidates
+
+
+def _repair(
+    failed: list[Candidate],
+    respond: Responder,
+    config: TrainConfig,
+    seed: int,
+    sandbox: SandboxConfig,
+    accepted: list[tuple[str, str]],
+    times: DesignTimes,
+) -> None:
+    settings = GenerationSettings(max_gen_toks=config.designer.max_gen_toks,
+                                  temperature=config.designer.temperature, seed=seed)  # fmt: skip
+    prompts = [repair_messages(c.request, c.reply, c.failure or "") for c in failed]
+    started = time.perf_counter()
+    replies = respond([GenRequest("designer", f"{c.group}/repair", tuple(p), settings)
+                       for c, p in zip(failed, prompts, strict=True)])  # fmt: skip
+    times.generation += time.perf_counter() - started
+    for candidate, prompt, reply in zip(failed, prompts, replies, strict=True):
+        candidate.prompt, candidate.reply = prompt, reply[0]
+        candidate.attempts += 1
+        candidate.code = candidate.report = candidate.failure = None
+        _check(candidate, config, sandbox, accepted, times)
+
+
+def _check(
+    candidate: Candidate,
+    config: TrainConfig,
+    sandbox: SandboxConfig,
+    accepted: list[tuple[str, str]],
+    times: DesignTimes,
+) -> None:
+    """Extract, dedupe (against memory and this batch's accepted envs), validate."""
+    started = time.perf_counter()
+    try:
+        candidate.code = extract_code(candidate.reply)
+        if candidate.code is None:
+            candidate.failure = "no Python code defining a class whose name ends in 'Env'"
+            return
+        duplicate = find_near_duplicate(candidate.code, accepted)
+        if duplicate is not None:
+            candidate.failure = f"near_duplicate: {duplicate.reason()}"
+            return
+        report = validate_source(candidate.code, "env.py", seeds=config.check_seeds,
+                                 config=sandbox, deadline_s=30.0)  # fmt: skip
+        candidate.report = report
+        if not report.valid:
+            first = report.failed()[0]
+            candidate.failure = f"{first.name}: {first.detail}"
+        else:
+            accepted.append((candidate.group, candidate.code))
+    finally:
+        times.validation += time.perf_counter() - started
+
+
+def write_hints(
+    candidates: Sequence[Candidate],
+    respond: Responder,
+    config: TrainConfig,
+    seed: int,
+    sandbox: SandboxConfig,
+    times: DesignTimes,
+) -> None:
+    """A leak-free hint for every checked candidate; no clean hint makes it invalid."""
+    pending = [c for c in candidates if c.failure is None and c.code is not None]
+    leaks = {id(c): _secrets(c, sandbox, config.check_seeds) for c in pending}
+    for attempt in range(config.designer.hint_attempts):
+        if not pending:
+            return
+        settings = GenerationSettings(max_gen_toks=config.designer.hint_max_gen_toks,
+                                      temperature=config.designer.temperature,
+                                      seed=seed + attempt)  # fmt: skip
+        prompts = [hint_messages(c.code or "") for c in pending]
+        started = time.perf_counter()
+        replies = respond([GenRequest("hint", f"{c.group}/hint", tuple(p), settings)
+                           for c, p in zip(pending, prompts, strict=True)])  # fmt: skip
+        times.generation += time.perf_counter() - started
+        still = []
+        for candidate, prompt, reply in zip(pending, prompts, replies, strict=True):
+            hint = clean_hint(reply[0])
+            secrets = leaks[id(candidate)]
+            report = check_hint(hint, *secrets) if secrets else None
+            candidate.hint_prompt, candidate.hint_reply = prompt, reply[0]
+            if hint and secrets is not None and report is not None and report.ok:
+                candidate.hint = hint
+            else:
+                still.append(candidate)
+        pending = still
+    for candidate in pending:
+        candidate.failure = "no hint without leaked answer values"
+
+
+def _secrets(
+    candidate: Candidate, sandbox: SandboxConfig, seeds: int
+) -> tuple[set[str], set[str]] | None:
+    try:
+        with RemoteEnv(candidate.code or "", config=sandbox) as env:
+            return secret_values(env, range(seeds))
+    except (SandboxError, Exception):
+        return None

@@ -1,0 +1,264 @@
+"""The SPADE training loop: one policy, two roles, one update per iteration.
+
+iteration = designer writes envs (grounded on a document, guided by memory) → sandbox checks
+with repairs → hints (leak-checked) → agent plays each accepted env K times without and K
+times with the hint on the same seeds → win rate, regret, designer reward → per-role
+advantages → one GRPO update → memory update → checkpoint. `mode: fixed` is the
+fixed-environment baseline: the same agent step and update on a frozen suite, no designer.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from spade.corpus import CorpusOptions, open_corpus
+from spade.evals.responders import PolicyResponder
+from spade.evals.samples import GenerationSettings, Responder
+from spade.rl.advantages import designer_advantages
+from spade.rl.learner import Learner
+from spade.rl.samples import TrainingSample
+from spade.sandbox import SandboxConfig
+from spade.selfplay import loop_state
+from spade.selfplay.agent_step import EnvPlays, PlayableEnv, agent_samples, play_envs
+from spade.selfplay.config import TrainConfig, dump_config
+from spade.selfplay.design_step import (
+    Candidate,
+    DesignTimes,
+    design_requests,
+    generate_candidates,
+    write_hints,
+)
+from spade.selfplay.memory import EnvMemory, MemoryEntry, cold_start_envs, new_entry_id
+from spade.selfplay.rewards import DesignerRewardConfig, SkillEMA, designer_reward
+from spade.selfplay.run_log import RunLog
+from spade.suites import load_suite
+
+
+class SelfPlayRun:
+    def __init__(self, config: TrainConfig, run_dir: Path, suites_root: Path | None = None):
+        self.config = config
+        self.run_dir = run_dir
+        self.suites_root = suites_root
+        self.sandbox = SandboxConfig()
+        self.learner = Learner(config.model, config.update_config())
+        self.memory = EnvMemory(config.memory.capacity)
+        self.ema = SkillEMA()
+        self.step = 0
+        self.log = RunLog(run_dir)
+        self.corpus = None
+        if config.mode == "spade" and not config.no_corpus:
+            self.corpus = open_corpus(config.corpus.source, CorpusOptions(
+                min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
+        self.cold_start = cold_start_envs(config.memory.cold_start_suite, suites_root)
+        self.fixed_pool = self._fixed_pool() if config.mode == "fixed" else []
+
+    # -- set-up and resume ------------------------------------------------------------------
+    def _fixed_pool(self) -> list[PlayableEnv]:
+        suite = load_suite(self.config.fixed_suite, self.suites_root)
+        return [PlayableEnv(env.id, env.source(), env.entry.hint, env.entry.kind, env.entry.skill)
+                for env in suite.envs]  # fmt: skip
+
+    def start(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "config.yaml").write_text(dump_config(self.config))
+
+    def resume(self) -> None:
+        checkpoint = self.learner.load_checkpoint(self.run_dir / "checkpoints")
+        state = loop_state.read(checkpoint)
+        self.step = state.step
+        self.ema = state.ema
+        self.memory = EnvMemory.load(checkpoint, self.config.memory.capacity)
+        self.memory.save(self.run_dir)
+        self.log.truncate_after(self.step - 1)
+        (self.run_dir / "config.yaml").write_text(dump_config(self.config))  # --iterations
+
+    # -- the loop -----------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        bar = tqdm(total=self.config.iterations, initial=self.step, desc="spade-train",
+                   unit="it", dynamic_ncols=True)  # fmt: skip
+        last: dict[str, Any] = {}
+        while self.step < self.config.iterations:
+            last = self.iteration()
+            bar.update(1)
+            shown = ("designer/validity_rate", "envs/win_rate", "envs/regret")
+            bar.set_postfix({k: f"{last.get(k, 0):.2f}" for k in shown})
+        bar.close()
+        self.log.plot()
+        return last
+
+    def responder(self, step: int) -> Responder:
+        """Generation with the live policy (no completion cache: the policy changes)."""
+        policy = self.learner.policy()
+        return PolicyResponder(policy, f"train/{step}", None, self.config.generation_batch_size)
+
+    def iteration(self) -> dict[str, Any]:
+        step, config = self.step, self.config
+        rng = random.Random(f"{config.seed}/{step}")
+        respond = self.responder(step)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        candidates: list[Candidate] = []
+        times = DesignTimes()
+        if config.mode == "spade":
+            requests = design_requests(config, rng, self.corpus, self.memory, self.cold_start)
+            candidates = generate_candidates(requests, respond, config, rng.randrange(1 << 30),
+                                             self.sandbox, self.memory, times)  # fmt: skip
+            write_hints(candidates, respond, config, rng.randrange(1 << 30), self.sandbox, times)
+        timings["designer_generation"] = times.generation
+        timings["validation"] = times.validation
+        envs = self._envs_to_play(candidates, rng)
+        rollout_started = time.perf_counter()
+        settings = GenerationSettings(max_gen_toks=config.agent.max_gen_toks,
+                                      temperature=config.agent.temperature,
+                                      seed=rng.randrange(1 << 30))  # fmt: skip
+        plays = play_envs([env for env, _ in envs], respond, config.agent.plays,
+                          config.agent.turn_cap, settings, rng, self.sandbox)  # fmt: skip
+        timings["rollouts"] = time.perf_counter() - rollout_started
+        designer = self._designer_samples(candidates, plays, envs)
+        samples = agent_samples(plays) + (designer if not config.no_designer_training else [])
+        update_started = time.perf_counter()
+        update = self.learner.update(samples).as_dict() if samples else {}
+        timings["update"] = time.perf_counter() - update_started
+        self._remember(candidates, plays, envs)
+        self.step += 1
+        checkpoint_started = time.perf_counter()
+        self._checkpoint()
+        timings["checkpoint"] = time.perf_counter() - checkpoint_started
+        timings["total"] = time.perf_counter() - started
+        metrics = _metrics(candidates, plays, envs, samples, update, timings)
+        self.log.write(step, metrics)
+        return metrics
+
+    def _envs_to_play(
+        self, candidates: list[Candidate], rng: random.Random
+    ) -> list[tuple[PlayableEnv, Candidate | None]]:
+        """Accepted designs (with their candidate), then replayed memory/pool envs."""
+        if self.config.mode == "fixed":
+            designer = self.config.designer
+            count = min(designer.designs_per_iteration * designer.group_size, len(self.fixed_pool))
+            return [(env, None) for env in rng.sample(self.fixed_pool, count)]
+        chosen = [(PlayableEnv(c.group, c.code or "", c.hint, c.request.kind, c.request.skill), c)
+                  for c in candidates if c.valid]  # fmt: skip
+        pool = [PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill) for e in self.memory]
+        if not pool:
+            pool = [PlayableEnv(e.id, e.source, None, e.kind, e.skill) for e in self.cold_start]
+        replay = rng.sample(pool, min(self.config.agent.replay_envs, len(pool)))
+        return chosen + [(env, None) for env in replay]
+
+    def _designer_samples(
+        self,
+        candidates: list[Candidate],
+        plays: list[EnvPlays],
+        envs: list[tuple[PlayableEnv, Candidate | None]],
+    ) -> list[TrainingSample]:
+        by_candidate = {id(c): p for (_, c), p in zip(envs, plays, strict=True) if c is not None}
+        reward_config = DesignerRewardConfig(invalid_penalty=self.config.reward.invalid_penalty)
+        groups: dict[str, list[float | None]] = {}
+        for candidate in candidates:
+            result = by_candidate.get(id(candidate))
+            win_rate = result.win_rate if result else None
+            # A skill's first env has no slow average yet: its learning potential is 0.
+            ema = self.ema.get(candidate.request.skill)
+            reward = designer_reward(
+                self.config.reward.kind, valid=result is not None, win_rate=win_rate,
+                regret=result.regret if result else None,
+                slow_ema=ema if ema is not None else win_rate, config=reward_config,
+            )  # fmt: skip
+            groups.setdefault(candidate.group, []).append(reward)
+        advantages = designer_advantages(groups)
+        position = {group: 0 for group in groups}
+        samples = []
+        for candidate in candidates:
+            index = position[candidate.group]
+            position[candidate.group] += 1
+            if groups[candidate.group][index] is None:
+                continue  # no gradient for an invalid env unless a penalty is configured
+            advantage = float(advantages[candidate.group][index])
+            samples.append(TrainingSample(candidate.prompt, candidate.reply, advantage,
+                                          "designer"))  # fmt: skip
+        return samples
+
+    def _remember(
+        self,
+        candidates: list[Candidate],
+        plays: list[EnvPlays],
+        envs: list[tuple[PlayableEnv, Candidate | None]],
+    ) -> None:
+        serial = 0
+        for (env, candidate), result in zip(envs, plays, strict=True):
+            regret = result.regret if result.regret is not None else 0.0
+            self.ema.update(env.skill, result.win_rate)
+            if candidate is None:
+                if env.key in self.memory:
+                    self.memory.update(env.key, win_rate=result.win_rate, regret=regret,
+                                       step=self.step)  # fmt: skip
+                continue
+            self.memory.add(MemoryEntry(
+                id=new_entry_id(self.step, serial), source=env.source, kind=env.kind,
+                skill=env.skill, difficulty=candidate.request.difficulty,
+                document_id=candidate.request.document_id, win_rate=result.win_rate,
+                regret=max(-1.0, min(1.0, regret)), step=self.step, hint=env.hint or "",
+                created_step=self.step,
+            ))  # fmt: skip
+            serial += 1
+        self.memory.save(self.run_dir)
+
+    def _checkpoint(self) -> None:
+        def extra(directory: Path) -> None:
+            self.memory.save(directory)
+            loop_state.write(directory, loop_state.LoopState(self.step, self.ema))
+
+        self.learner.save_checkpoint(self.run_dir / "checkpoints", extra=extra,
+                                     keep_last=self.config.keep_checkpoints)  # fmt: skip
+
+    def finish(self) -> Path:
+        """Export the final policy as a HF model dir `spade-eval --checkpoint` takes."""
+        return self.learner.export_hf(self.run_dir / "final")
+
+
+def _metrics(
+    candidates: list[Candidate],
+    plays: list[EnvPlays],
+    envs: list[tuple[PlayableEnv, Candidate | None]],
+    samples: list[TrainingSample],
+    update: dict[str, float],
+    timings: dict[str, float],
+) -> dict[str, Any]:
+    designed = [p for (_, c), p in zip(envs, plays, strict=True) if c is not None]
+    scored = designed or plays
+    regrets = [p.regret for p in scored if p.regret is not None]
+    unhinted = [e for p in plays for e in p.unhinted]
+    failures: dict[str, int] = {}
+    for candidate in candidates:
+        if candidate.failure:
+            name = candidate.failure.split(":", 1)[0][:40]
+            failures[name] = failures.get(name, 0) + 1
+    metrics: dict[str, Any] = {
+        "designer/candidates": len(candidates),
+        "designer/valid": sum(c.valid for c in candidates),
+        "designer/validity_rate": _mean([float(c.valid) for c in candidates]),
+        "designer/attempts": _mean([float(c.attempts) for c in candidates]),
+        "designer/failures": failures,
+        "envs/played": len(plays),
+        "envs/win_rate": _mean([p.win_rate for p in scored]),
+        "envs/regret": _mean(regrets),
+        "agent/return": _mean([e.training_return for e in unhinted]),
+        "agent/truncated": _mean([float(not e.terminated) for e in unhinted]),
+        "agent/episodes": len(unhinted),
+        "samples/agent": sum(s.role == "agent" for s in samples),
+        "samples/designer": sum(s.role == "designer" for s in samples),
+    }
+    metrics.update({f"update/{k}": v for k, v in update.items()})
+    metrics.update({f"time/{k}": round(v, 3) for k, v in timings.items()})
+    total = timings.get("total") or 1.0
+    metrics["time/sandbox_fraction"] = round(timings.get("validation", 0.0) / total, 4)
+    return metrics
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")

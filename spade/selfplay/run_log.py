@@ -1,0 +1,76 @@
+"""A training run's metrics: JSONL (the record), TensorBoard (live view), PNG curves."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+CURVES = [
+    ("designer/validity_rate", "designer validity rate"),
+    ("envs/win_rate", "agent win rate (no hint)"),
+    ("envs/regret", "regret (hint − no hint)"),
+    ("agent/return", "agent return (no hint)"),
+]
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+class RunLog:
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / "metrics.jsonl"
+        self.run_dir = run_dir
+        self._writer: Any = None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(str(run_dir / "tensorboard"))
+        except ImportError:  # tensorboard is optional for the run itself
+            self._writer = None
+
+    def write(self, step: int, metrics: dict[str, Any]) -> None:
+        record = {"step": step, **metrics}
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, default=float) + "\n")
+        if self._writer is not None:
+            for key, value in metrics.items():
+                if isinstance(value, (int, float)) and math.isfinite(value):
+                    self._writer.add_scalar(key, value, step)
+            self._writer.flush()
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+
+    def truncate_after(self, step: int) -> None:
+        """Drop records past `step` (a resumed run redoes the unfinished iteration)."""
+        kept = [r for r in self.records() if r["step"] <= step]
+        self.path.write_text("".join(json.dumps(r, default=float) + "\n" for r in kept))
+
+    def plot(self) -> Path:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        records = self.records()
+        figure, axes = plt.subplots(1, len(CURVES), figsize=(4 * len(CURVES), 3.2))
+        for axis, (key, title) in zip(axes, CURVES, strict=True):
+            points = [(r["step"], r[key]) for r in records if _finite(r.get(key))]
+            if points:
+                axis.plot(*zip(*points, strict=True), marker="o")
+            axis.set_title(title, fontsize=9)
+            axis.set_xlabel("iteration")
+        figure.tight_layout()
+        out = self.run_dir / "curves.png"
+        figure.savefig(out, dpi=100)
+        plt.close(figure)
+        return out
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()

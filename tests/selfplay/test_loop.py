@@ -1,0 +1,186 @@
+"""The whole self-play iteration, end to end, on a tiny locally built model.
+
+The agent role generates with the real (tiny) model through the real sandbox and the update
+really changes its weights. The designer's and hint writer's replies come from a stand-in
+that returns a hand-written seed env and a strategy hint: a model strong enough to write
+valid envs is unavailable on a CPU-only machine, and the test is about the loop, not about
+the tiny model's designs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import torch
+
+from spade.evals.samples import GenRequest, Responder
+from spade.selfplay.config import load_config
+from spade.selfplay.loop import SelfPlayRun
+from spade.selfplay.memory import EnvMemory
+
+ENV_SOURCE = (
+    Path(__file__).resolve().parents[2] / "spade/suites/seed_envs/hidden_number.py"
+).read_text()
+HINT = "Keep the interval of values still possible and always guess its midpoint."
+# Ends after two turns with a reward that depends on the reply, so a tiny model's random
+# replies give plays with different returns (a learning signal) in every iteration.
+LENGTH_ENV = """
+import random
+
+class LengthEnv:
+    metadata = {"kind": "game", "skill": "counting", "difficulty": "easy"}
+
+    def __init__(self, max_turns=2):
+        self.max_turns = max_turns
+
+    def reset(self, seed=None):
+        self.target = random.Random(seed).randint(3, 6)
+        self.turn = 0
+        return "Say anything, then reply with a word of the secret length.", {}
+
+    def step(self, action):
+        self.turn += 1
+        if self.turn == 1:
+            return f"The length is {self.target}.", 0.0, False, False, {}
+        reward = 1.0 if action == "x" * self.target else (sum(map(ord, action)) % 4) / 4
+        return "Done.", reward, True, False, {}
+
+    def solution(self):
+        return ["hello", "x" * self.target]
+
+    def close(self):
+        pass
+"""
+
+
+class StandInDesigner:
+    """Designer and hint requests get fixed replies; agent requests go to the real policy."""
+
+    def __init__(self, policy_responder: Responder) -> None:
+        self.policy = policy_responder
+
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[str]]:
+        answers: list[list[str] | None] = [None] * len(requests)
+        agent = []
+        for index, request in enumerate(requests):
+            if request.benchmark == "designer":
+                sources = [LENGTH_ENV, ENV_SOURCE][: request.settings.n]
+                answers[index] = [f"```python\n{source}```" for source in sources]
+            elif request.benchmark == "hint":
+                answers[index] = [HINT] * request.settings.n
+            else:
+                agent.append(index)
+        for index, texts in zip(agent, self.policy([requests[i] for i in agent]), strict=True):
+            answers[index] = texts
+        return [a for a in answers if a is not None]
+
+
+class StandInRun(SelfPlayRun):
+    def responder(self, step: int) -> Responder:
+        return StandInDesigner(super().responder(step))
+
+
+def tiny_config(model: Path, **extra: object) -> dict[str, object]:
+    return {
+        "model": str(model),
+        "iterations": 1,
+        "designer.designs_per_iteration": 1,
+        "designer.group_size": 2,
+        "agent.plays": 4,
+        "agent.turn_cap": 3,
+        "agent.max_gen_toks": 8,
+        "agent.replay_envs": 0,
+        "update.lr": 1e-3,
+        "freeze_at_end": False,
+        **extra,
+    }
+
+
+def weights(run: SelfPlayRun) -> torch.Tensor:
+    return torch.cat([p.detach().flatten().clone() for p in run.learner.model.parameters()])
+
+
+def test_one_iteration_end_to_end(tiny_model_dir: Path, tmp_path: Path) -> None:
+    config = load_config(None, tiny_config(tiny_model_dir, **{"corpus.source": None}))
+    run = StandInRun(config, tmp_path / "run")
+    run.start()
+    before = weights(run)
+    metrics = run.iteration()
+    assert metrics["designer/candidates"] == 2 and metrics["designer/valid"] == 2
+    assert metrics["envs/played"] == 2 and metrics["agent/episodes"] == 8
+    assert metrics["samples/designer"] == 2
+    assert not torch.equal(before, weights(run)), "the update must change the weights"
+    record = json.loads((tmp_path / "run/metrics.jsonl").read_text().splitlines()[0])
+    assert {"envs/regret", "envs/win_rate", "time/update", "time/rollouts"} <= record.keys()
+    assert metrics["samples/agent"] > 0
+    memory = EnvMemory.load(tmp_path / "run")
+    assert len(memory) == 2 and all(e.hint == HINT for e in memory)
+    assert (tmp_path / "run/checkpoints").is_dir()
+    # A second iteration: the env is now a near-duplicate of memory and is rejected.
+    metrics = run.iteration()
+    assert metrics["designer/valid"] == 0
+    assert metrics["designer/failures"] == {"near_duplicate": 2}
+
+
+def test_resume_restores_the_checkpointed_state(tiny_model_dir: Path, tmp_path: Path) -> None:
+    config = load_config(None, tiny_config(tiny_model_dir, iterations=2))
+    run = StandInRun(config, tmp_path / "run")
+    run.start()
+    run.iteration()
+    saved = weights(run)
+    saved_memory = [e.id for e in run.memory]
+    del run  # the process "dies" here: nothing but the run directory survives
+    resumed = StandInRun(config, tmp_path / "run")
+    resumed.resume()
+    assert resumed.step == 1
+    assert torch.equal(weights(resumed), saved)
+    assert [e.id for e in resumed.memory] == saved_memory
+    resumed.run()
+    assert resumed.step == 2
+    steps = [json.loads(line)["step"] for line in (tmp_path / "run/metrics.jsonl").open()]
+    assert steps == [0, 1]
+
+
+def test_fixed_baseline_trains_the_agent_on_a_suite_without_a_designer(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    config = load_config(None, tiny_config(tiny_model_dir, mode="fixed"))
+    run = SelfPlayRun(config, tmp_path / "run")
+    run.start()
+    metrics = run.iteration()
+    assert metrics["designer/candidates"] == 0 and metrics["samples/designer"] == 0
+    assert metrics["envs/played"] == 2 and metrics["samples/agent"] > 0
+    assert "update/loss" in metrics  # the agent-only update ran
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "agent.nope=1"], "agent.nope"),
+        (["--set", "agent.plays=0"], "agent.plays"),
+        (["--set", "update.lr=oops"], "update"),
+        (["--config", "/nonexistent.yaml"], "cannot read"),
+    ],
+)
+def test_bad_config_is_a_one_line_error(args: list[str], message: str, tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "spade.cli.train", "--run-dir", str(tmp_path / "r"), *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_resume_with_a_changed_config_is_refused(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text("iterations: 2\n")
+    command = [sys.executable, "-m", "spade.cli.train", "--resume", str(run_dir),
+               "--set", "agent.plays=5"]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "change" in result.stderr
+    assert sorted(p.name for p in run_dir.iterdir()) == ["config.yaml"]
