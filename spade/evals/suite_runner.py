@@ -31,7 +31,7 @@ def suite_declaration(name: str) -> Declaration:
         generation=Generation(max_gen_toks=256, temperature=0.0),
         scorer="success = terminated with reward 1.0; return = last step's reward",
         primary="success",
-        slices=Slices(ci=8, quick=34, full=None),
+        slices=Slices(ci=4, quick=6, full=None),
         options={"path": str(suite.path)},
     )
 
