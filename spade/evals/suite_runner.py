@@ -17,6 +17,8 @@ from spade.selfplay.rollout import Episode, EpisodeSpec, play_episodes, replay_e
 from spade.suites import SuiteEnv, load_suite
 
 PREFIX = "suite:"
+TURN_CAP = 20
+"""Most agent turns per episode (also bounded by each env's own max_turns)."""
 
 
 def suite_declaration(name: str) -> Declaration:
@@ -28,11 +30,11 @@ def suite_declaration(name: str) -> Declaration:
         description=f"frozen suite {suite.name}@{suite.manifest.version}: "
         f"{suite.manifest.description}",
         runner="suite",
-        generation=Generation(max_gen_toks=256, temperature=0.0),
+        generation=Generation(max_gen_toks=192, temperature=0.0),
         scorer="success = terminated with reward 1.0; return = last step's reward",
         primary="success",
-        slices=Slices(ci=4, quick=6, full=None),
-        options={"path": str(suite.path)},
+        slices=Slices(ci=4, quick=4, full=None),
+        options={"path": str(suite.path), "turn_cap": TURN_CAP},
     )
 
 
@@ -48,7 +50,10 @@ class SuiteBenchmark:
     def _spec(self, sample_id: str) -> tuple[EpisodeSpec, SuiteEnv]:
         env_id, _, seed = sample_id.rpartition("/")
         env = self.envs[env_id]
-        return EpisodeSpec(sample_id, env.remote, int(seed), turn_cap=env.entry.max_turns), env
+        cap = min(
+            env.entry.max_turns or TURN_CAP, int(self.declaration.options.get("turn_cap", TURN_CAP))
+        )
+        return EpisodeSpec(sample_id, env.remote, int(seed), turn_cap=cap), env
 
     def run(
         self,

@@ -9,85 +9,85 @@ import torch
 
 from spade.models import (
     Completion,
+    Conversation,
     SamplingParams,
     TransformersConfig,
     TransformersPolicy,
     weights_sha256,
 )
+from spade.models.policy import cut_at_stop
 from spade.models.weights import HASH_CACHE_NAME
-from tests.models.conftest import QUESTIONS, user
-
-GREEDY = SamplingParams(max_new_tokens=24)
+from tests.models.conftest import GREEDY, QUESTIONS, user
 
 
-def test_greedy_answers_and_is_deterministic(smollm2: TransformersPolicy) -> None:
-    first, again = (smollm2.generate([user("What is 2+3?")], GREEDY)[0] for _ in range(2))
-    assert "5" in first.text
-    assert first == again
-    assert first.finish_reason == "stop"
-    assert 0 < first.completion_tokens < GREEDY.max_new_tokens
-    assert first.prompt_tokens > 10  # the template's system prompt is in it
-    assert "<|im_end|>" not in first.text
+def test_greedy_answers_correctly(greedy_answers: list[Completion]) -> None:
+    answer = greedy_answers[0]
+    assert answer.text == "2 + 3 = 5"
+    assert answer.finish_reason == "stop"
+    assert 0 < answer.completion_tokens < GREEDY.max_new_tokens
+    assert answer.prompt_tokens > 10  # the template's system prompt is in it
 
 
-def test_batch_with_left_padding_matches_one_by_one(smollm2: TransformersPolicy) -> None:
-    conversations = [user(q) for q in QUESTIONS]
-    batched = smollm2.generate(conversations, GREEDY)
-    assert len({c.prompt_tokens for c in batched}) == 3  # different lengths: padding needed
+def test_batch_with_left_padding_matches_one_by_one(
+    smollm2: TransformersPolicy, greedy_answers: list[Completion]
+) -> None:
+    assert len({c.prompt_tokens for c in greedy_answers}) == 3  # so the batch was padded
     one_at_a_time = TransformersPolicy(
         smollm2.model, smollm2.tokenizer, TransformersConfig(batch_size=1)
-    ).generate(conversations, GREEDY)
-    assert [c.text for c in batched] == [c.text for c in one_at_a_time]
-    assert batched == one_at_a_time
+    ).generate([user(q) for q in QUESTIONS], GREEDY)
+    assert [c.text for c in one_at_a_time] == [c.text for c in greedy_answers]
+    assert one_at_a_time == greedy_answers  # token counts and finish reasons too
 
 
-def test_results_keep_input_order_across_batches(smollm2: TransformersPolicy) -> None:
-    conversations = [user(q) for q in QUESTIONS]
+def test_results_keep_input_order_across_batches(
+    smollm2: TransformersPolicy, greedy_answers: list[Completion]
+) -> None:
     small_batches = TransformersPolicy(
         smollm2.model, smollm2.tokenizer, TransformersConfig(batch_size=2)
     )
-    reversed_out = small_batches.generate(conversations[::-1], GREEDY)
-    assert reversed_out[::-1] == smollm2.generate(conversations, GREEDY)
+    reversed_out = small_batches.generate([user(q) for q in reversed(QUESTIONS)], GREEDY)
+    assert reversed_out[::-1] == greedy_answers
 
 
-def test_max_new_tokens_ends_with_length(smollm2: TransformersPolicy) -> None:
-    [out] = smollm2.generate([user(QUESTIONS[1])], SamplingParams(max_new_tokens=5))
-    assert out.finish_reason == "length"
-    assert out.completion_tokens == 5
-    assert out.text
+def test_max_new_tokens_ends_with_length(greedy_answers: list[Completion]) -> None:
+    long_answer = greedy_answers[1]
+    assert long_answer.finish_reason == "length"
+    assert long_answer.completion_tokens == GREEDY.max_new_tokens
 
 
-def test_stop_string_cuts_text_and_stops_early(smollm2: TransformersPolicy) -> None:
-    question = [user("Write a short poem about the sea, one line per verse.")]
-    full = smollm2.generate(question, SamplingParams(max_new_tokens=40))[0]
-    assert "\n" in full.text
-    stopped = smollm2.generate(question, SamplingParams(max_new_tokens=40, stop=("\n",)))[0]
-    assert stopped.text == full.text.split("\n")[0]
-    assert stopped.finish_reason == "stop"
-    assert stopped.completion_tokens < full.completion_tokens
-
-
-def test_stop_strings_in_a_batch_only_end_their_row(smollm2: TransformersPolicy) -> None:
-    sampling = SamplingParams(max_new_tokens=24, stop=("5",))
-    out = smollm2.generate([user(q) for q in QUESTIONS], sampling)
-    plain = smollm2.generate([user(q) for q in QUESTIONS], GREEDY)
-    assert out[0].text == plain[0].text.split("5")[0] and out[0].finish_reason == "stop"
-    for got, ref in zip(out[1:], plain[1:], strict=True):
-        assert "5" in ref.text or got == ref
+def test_stop_strings_cut_their_row_and_stop_it_early(
+    smollm2: TransformersPolicy, greedy_answers: list[Completion]
+) -> None:
+    stop = (" = ", "!")
+    sampling = SamplingParams(max_new_tokens=GREEDY.max_new_tokens, stop=stop)
+    stopped = smollm2.generate([user(q) for q in QUESTIONS], sampling)
+    assert [c.text for c in stopped] == ["2 + 3", greedy_answers[1].text, "Hello"]
+    for got, full in zip(stopped, greedy_answers, strict=True):
+        cut, found = cut_at_stop(full.text, stop)
+        assert got.text == cut
+        if found:  # ended at the stop string: before the end-of-turn token it would have made
+            assert got.finish_reason == "stop"
+            assert got.completion_tokens < full.completion_tokens
+        else:  # a row without a stop string runs on exactly as without stops
+            assert got == full
 
 
 def test_logprobs_match_a_teacher_forced_forward_pass(smollm2: TransformersPolicy) -> None:
+    conversations = [user(QUESTIONS[0]), user(QUESTIONS[1])]
     for sampling in (
-        SamplingParams(max_new_tokens=12, logprobs=True),
-        SamplingParams(max_new_tokens=12, temperature=0.7, seed=1, logprobs=True),
+        SamplingParams(max_new_tokens=8, logprobs=True),
+        SamplingParams(max_new_tokens=8, temperature=0.7, seed=1, logprobs=True),
     ):
-        out = smollm2.generate([user(QUESTIONS[0]), user(QUESTIONS[1])], sampling)
-        for conversation, completion in zip([QUESTIONS[0], QUESTIONS[1]], out, strict=True):
-            _check_logprobs(smollm2, user(conversation), completion, sampling)
+        out = smollm2.generate(conversations, sampling)
+        for conversation, completion in zip(conversations, out, strict=True):
+            _check_logprobs(smollm2, conversation, completion, sampling)
 
 
 def _check_logprobs(
-    policy: TransformersPolicy, conversation: list, completion: Completion, sampling: SamplingParams
+    policy: TransformersPolicy,
+    conversation: Conversation,
+    completion: Completion,
+    sampling: SamplingParams,
 ) -> None:
     assert completion.token_ids is not None and completion.logprobs is not None
     assert len(completion.token_ids) == len(completion.logprobs) == completion.completion_tokens
@@ -111,21 +111,22 @@ def test_seeded_sampling_repeats_and_leaves_global_rng_alone(
     smollm2: TransformersPolicy,
 ) -> None:
     conversations = [user("Tell me a story.")] * 3
-    sampling = SamplingParams(max_new_tokens=16, temperature=1.0, seed=7)
+    sampling = SamplingParams(max_new_tokens=8, temperature=1.0, seed=7)
     rng_before = torch.get_rng_state()
     first = smollm2.generate(conversations, sampling)
     assert torch.equal(torch.get_rng_state(), rng_before)
     assert smollm2.generate(conversations, sampling) == first
     assert len({c.text for c in first}) > 1  # repeated conversations get different samples
-    other_seed = smollm2.generate(conversations, SamplingParams(16, temperature=1.0, seed=8))
+    other_seed = smollm2.generate(conversations, SamplingParams(8, temperature=1.0, seed=8))
     assert [c.text for c in other_seed] != [c.text for c in first]
 
 
-def test_top_p_near_zero_is_greedy(smollm2: TransformersPolicy) -> None:
+def test_top_p_near_zero_is_greedy(
+    smollm2: TransformersPolicy, greedy_answers: list[Completion]
+) -> None:
     nucleus = SamplingParams(max_new_tokens=16, temperature=1.0, top_p=1e-6, seed=3)
-    greedy = SamplingParams(max_new_tokens=16)
-    question = [user(QUESTIONS[1])]
-    assert smollm2.generate(question, nucleus)[0].text == smollm2.generate(question, greedy)[0].text
+    [out] = smollm2.generate([user(QUESTIONS[1])], nucleus)
+    assert out.text == greedy_answers[1].text
 
 
 def test_tools_reach_a_template_without_tool_support(smollm2: TransformersPolicy) -> None:
@@ -137,12 +138,12 @@ def test_tools_reach_a_template_without_tool_support(smollm2: TransformersPolicy
             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
         },
     }
-    question = [user("What is the weather in Paris?")]
-    with_tools = smollm2.generate(question, GREEDY, tools=[[tool]])[0]
-    without = smollm2.generate(question, GREEDY, tools=[None])[0]
+    one_token = SamplingParams(max_new_tokens=1)
+    question = user("What is the weather in Paris?")
+    with_tools, without = smollm2.generate([question, question], one_token, [[tool], None])
     assert with_tools.prompt_tokens > without.prompt_tokens + 20
     with pytest.raises(ValueError, match="one entry per conversation"):
-        smollm2.generate(question, GREEDY, tools=[[tool], None])
+        smollm2.generate([question], one_token, tools=[[tool], None])
 
 
 def test_describe_reports_identity_with_a_cached_weights_hash(
@@ -160,7 +161,7 @@ def test_a_shared_model_and_tokenizer_are_left_as_found(smollm2: TransformersPol
     shipped = smollm2.model.generation_config
     smollm2.model.train()  # as a trainer would leave it
     try:
-        smollm2.generate([user("Hi")], SamplingParams(max_new_tokens=2))
+        smollm2.generate([user("Hi")], SamplingParams(max_new_tokens=1))
         assert smollm2.model.training and smollm2.model.generation_config is shipped
     finally:
         smollm2.model.eval()
