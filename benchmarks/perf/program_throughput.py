@@ -1,6 +1,6 @@
 """Sandboxed program runs: a forked child per program vs a fresh worker per program.
 
-Run: python benchmarks/perf/program_throughput.py [--data-dir /work/shared/data] [--json]
+Run: python benchmarks/perf/program_throughput.py [--data-dir ../shared/data] [--json]
 
 Measures (1) one trivial program (`x = 1`) end to end through a warm worker, which forks a
 child per program, and through a fresh worker started (and killed) per program; and (2) all
@@ -50,7 +50,7 @@ def humaneval_seconds(data_dir: Path, fresh: bool, config: SandboxConfig) -> tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path("/work/shared/data"))
+    parser.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data")
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--backend", default="auto", help="sandbox backend (auto, bwrap, process)")
     parser.add_argument("--json", action="store_true")

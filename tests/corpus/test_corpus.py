@@ -20,8 +20,9 @@ from spade.corpus import (
     word_count,
 )
 from spade.corpus.hf import HfSpec, parse_hf_spec
+from tests.data import DATA_DIR
 
-SHARED_CORPUS = Path(__file__).resolve().parents[3] / "shared/data/corpus/corpus.jsonl.gz"
+SHARED_CORPUS = DATA_DIR / "corpus/corpus.jsonl.gz"
 needs_shared = pytest.mark.skipif(not SHARED_CORPUS.is_file(), reason="shared corpus absent")
 WORDS = " ".join(f"w{i}" for i in range(60))
 

@@ -2,16 +2,14 @@
 replayed on fresh apps, reaches its ground-truth end state; a wrong path is caught; the
 runner scores scripted agents, replays saved predictions, and survives malformed output.
 
-Data comes from $SPADE_DATA_DIR (default /work/shared/data); the tests skip without it.
+Data comes from $SPADE_DATA_DIR (default ../shared/data); the tests skip without it.
 Responders here are plain functions over GenRequests (a scripted agent and user).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pytest
 
@@ -26,8 +24,8 @@ from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import BENCHMARKS_DIR, DeclarationError, load_declaration
 from spade.evals.responders import PredictionsResponder
 from spade.evals.samples import GenRequest, Responder, SampleResult
+from tests.data import DATA_DIR  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("SPADE_DATA_DIR", "/work/shared/data"))
 pytestmark = pytest.mark.skipif(
     not (DATA_DIR / "acebench").is_dir(), reason=f"no ACEBench data in {DATA_DIR}"
 )

@@ -1,13 +1,12 @@
 """The `code` runner on the real HumanEval and MBPP data: canonical solutions pass in the
 sandbox, broken ones fail, and the runner scores responder answers end to end.
 
-Data comes from $SPADE_DATA_DIR (default /work/shared/data); the tests skip without it.
+Data comes from $SPADE_DATA_DIR (default ../shared/data); the tests skip without it.
 The responders here are plain functions returning canned answers, standing in for a model.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 from collections.abc import Callable, Sequence
@@ -21,8 +20,8 @@ from spade.evals.code_runner import CodeBenchmark
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, load_declaration
 from spade.evals.samples import GenRequest
 from spade.sandbox.programs import run_programs
+from tests.data import DATA_DIR  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("SPADE_DATA_DIR", "/work/shared/data"))
 pytestmark = pytest.mark.skipif(
     not (DATA_DIR / "humaneval").is_dir(), reason=f"no benchmark data in {DATA_DIR}"
 )

@@ -9,7 +9,6 @@ swapped, the way lm-eval's TaskFactory builds a task), and every per-sample metr
 from __future__ import annotations
 
 import json
-import os
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,10 +29,8 @@ from spade.evals.lm_eval_tasks import lm_eval_tasks_dir, parse_options, render_t
 from spade.evals.responders import PolicyResponder
 from spade.evals.samples import GenRequest, SampleResult
 from spade.models import load_policy
+from tests.data import DATA_DIR  # noqa: E402
 
-DATA_DIR = Path(
-    os.environ.get("SPADE_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "data"
-)
 pytestmark = pytest.mark.skipif(
     not DATA_DIR.is_dir(), reason=f"offline benchmark data not found at {DATA_DIR}"
 )
