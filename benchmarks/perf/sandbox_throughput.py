@@ -39,7 +39,7 @@ class CounterEnv:
     def close(self):
         pass
 """
-SEED_ENV = Path(__file__).parents[2] / "spade/suites/seed_envs/hidden_number.py"
+SEED_ENV = Path(__file__).parents[2] / "envs_snapshots/spade-seed/1.0.0/envs/hidden_number.py"
 
 
 def in_process_rate(steps: int) -> float:

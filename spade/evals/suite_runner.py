@@ -17,8 +17,9 @@ from spade.selfplay.rollout import Episode, EpisodeSpec, play_episodes, replay_e
 from spade.suites import SuiteEnv, load_suite
 
 PREFIX = "suite:"
-TURN_CAP = 20
-"""Most agent turns per episode (also bounded by each env's own max_turns)."""
+DEFAULT_TURN_CAP = 30
+"""Turn budget of envs that declare no max_turns (the env's own budget otherwise: a tighter
+cap would fail reference solutions that need more turns)."""
 
 
 def suite_declaration(name: str) -> Declaration:
@@ -34,7 +35,7 @@ def suite_declaration(name: str) -> Declaration:
         scorer="success = terminated with reward 1.0; return = last step's reward",
         primary="success",
         slices=Slices(ci=4, quick=4, full=None),
-        options={"path": str(suite.path), "turn_cap": TURN_CAP},
+        options={"path": str(suite.path)},
     )
 
 
@@ -50,9 +51,7 @@ class SuiteBenchmark:
     def _spec(self, sample_id: str) -> tuple[EpisodeSpec, SuiteEnv]:
         env_id, _, seed = sample_id.rpartition("/")
         env = self.envs[env_id]
-        cap = min(
-            env.entry.max_turns or TURN_CAP, int(self.declaration.options.get("turn_cap", TURN_CAP))
-        )
+        cap = env.entry.max_turns or DEFAULT_TURN_CAP
         return EpisodeSpec(sample_id, env.remote, int(seed), turn_cap=cap), env
 
     def run(

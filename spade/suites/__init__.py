@@ -5,7 +5,6 @@ A suite lives at `<root>/<name>/<version>/` as `manifest.json` (format:
 `<name>/<ClassName>-v<major>`.
 """
 
-from pathlib import Path
 
 from spade.suites.errors import SuiteError
 from spade.suites.freeze import Duplicate, FreezeOptions, FreezeReport, Rejection, freeze_suite
@@ -22,12 +21,13 @@ from spade.suites.publish import PublishResult, publish_suite
 from spade.suites.random_agent import RandomAgent
 from spade.suites.reference import PlayError, reference_scores, score_source
 from spade.suites.seeds import eval_seeds
-from spade.suites.store import Listing, list_suites, resolve_suite, suites_root
+from spade.suites.store import SHIPPED_ROOT, Listing, list_suites, resolve_suite, suites_root
 from spade.suites.suite import Suite, SuiteEnv, load_suite
 from spade.suites.verify import Problem, VerifyReport, verify_suite
 
-SEED_ENVS_DIR = Path(__file__).parent / "seed_envs"
-"""Hand-written env sources of the seed suite (frozen as `spade-seed`)."""
+SEED_ENVS_DIR = SHIPPED_ROOT / "spade-seed" / "1.0.0" / "envs"
+"""The hand-written seed envs, as frozen in `spade-seed@1.0.0` (a new version of the seed
+suite starts from a copy of these files)."""
 SEED_SUITE = "spade-seed"
 
 __all__ = [

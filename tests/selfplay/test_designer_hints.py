@@ -16,7 +16,7 @@ from spade.selfplay.designer import (
 )
 from spade.selfplay.hints import check_hint, secret_values
 
-SEED_ENVS = Path(__file__).resolve().parents[2] / "spade/suites/seed_envs"
+SEED_ENVS = Path(__file__).resolve().parents[2] / "envs_snapshots/spade-seed/1.0.0/envs"
 ENV_CODE = (SEED_ENVS / "hidden_number.py").read_text()
 
 

@@ -24,7 +24,7 @@ from spade.selfplay.loop import SelfPlayRun
 from spade.selfplay.memory import EnvMemory
 
 ENV_SOURCE = (
-    Path(__file__).resolve().parents[2] / "spade/suites/seed_envs/hidden_number.py"
+    Path(__file__).resolve().parents[2] / "envs_snapshots/spade-seed/1.0.0/envs/hidden_number.py"
 ).read_text()
 HINT = "Keep the interval of values still possible and always guess its midpoint."
 # Ends after two turns with a reward that depends on the reply, so a tiny model's random

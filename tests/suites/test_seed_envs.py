@@ -1,4 +1,4 @@
-"""Every seed env (spade/suites/seed_envs/*.py, found at collection time) passes check, is solved
+"""Every seed env (envs_snapshots/spade-seed/1.0.0/envs/*.py, found at collection time) passes check, is solved
 by its own solution() on fresh seeds, and is not solved by luck (gymnasium-style: one test per
 env). Few seeds per env keep the whole run to seconds."""
 
