@@ -20,4 +20,9 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 # constraints/cpu.txt pins the CPU build of torch; a bare `torch` would pull a CUDA build.
 .venv/bin/python -m pip install -q -c "${SPADE_CONSTRAINTS:-constraints/cpu.txt}" -e '.[test]'
+# bfcl-eval's own requirements pin numpy 1.x and many API clients: only its backends and
+# checker are used, so it goes in without them (tree-sitter: its handler utils, for tests).
+.venv/bin/python -m pip install -q --no-deps bfcl-eval==2026.3.23
+.venv/bin/python -m pip install -q mpmath tenacity tree-sitter==0.21.3 tree-sitter-java==0.21.0 \
+  tree-sitter-javascript==0.21.4
 echo "spade installed in $(pwd)/.venv"

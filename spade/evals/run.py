@@ -106,7 +106,14 @@ def run_benchmark(
         declaration.verify_data(data_dir)
     benchmark = build_benchmark(declaration)
     if ids is None:
-        ids = choose_ids(declaration, benchmark.sample_ids(data_dir), preset, limit)
+        all_ids = benchmark.sample_ids(data_dir)
+        pick = getattr(benchmark, "slice_ids", None)  # a benchmark's own stratified slicing
+        size = limit if limit is not None else getattr(declaration.slices, preset or "full", None)
+        ids = (
+            pick(all_ids, size, declaration.slices.seed)
+            if pick
+            else choose_ids(declaration, all_ids, preset, limit)
+        )
     done = 0
 
     def advance(count: int) -> None:

@@ -1,0 +1,83 @@
+"""The BFCL backend worker: `python -m spade.evals.bfcl._worker --memory-mb N`.
+
+Reads requests from stdin and writes replies to stdout, each a 4-byte big-endian length and
+UTF-8 JSON (the framing of `spade.sandbox.wire`). Requests: `{"op": "execute", "namespace",
+"entry", "long_context", "calls", "history"}` (history: earlier steps to replay first, after a
+restart), `{"op": "score", "namespace", "entry", "output", "truth"}`, `{"op": "drop",
+"namespace"}`. Replies: `{"ok": true, ...}` or `{"ok": false, "error": TEXT}`.
+
+A separate process because a model can ask a backend for work that never ends
+(`power(base=10, exponent=10**12)`): the host kills the worker on a deadline, which no
+in-process timer can do to a running C call. An address-space limit turns runaway memory
+into an error instead of a swapping host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import struct
+import sys
+from typing import Any, BinaryIO
+
+HEADER = struct.Struct(">I")
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    from spade.evals.bfcl import backends
+
+    op = request.get("op")
+    if op == "execute":
+        for calls in request.get("history", []):
+            backends.execute(request["namespace"], request["entry"], request["long_context"], calls)
+        results = backends.execute(request["namespace"], request["entry"],
+                                   request["long_context"], request["calls"])  # fmt: skip
+        return {"ok": True, "results": results}
+    if op == "score":
+        verdict = backends.score(request["namespace"], request["entry"], request["output"],
+                                 request["truth"])  # fmt: skip
+        return {"ok": True, **verdict}
+    if op == "drop":
+        return {"ok": True, "dropped": backends.drop(request["namespace"])}
+    if op == "ping":
+        return {"ok": True}
+    return {"ok": False, "error": f"unknown op {op!r}"}
+
+
+def serve(source: BinaryIO, sink: BinaryIO) -> None:
+    while True:
+        header = source.read(HEADER.size)
+        if len(header) < HEADER.size:
+            return  # the host closed the pipe
+        (size,) = HEADER.unpack(header)
+        request = json.loads(source.read(size))
+        try:
+            reply = handle(request)
+        except BaseException as exc:  # noqa: BLE001 — report anything, keep serving
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        data = json.dumps(reply, ensure_ascii=False).encode()
+        sink.write(HEADER.pack(len(data)) + data)
+        sink.flush()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit; 0: none")
+    args = parser.parse_args(argv)
+    if args.memory_mb:
+        limit = args.memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # Replies go to the original stdout; anything a backend prints goes to stderr instead.
+    sink = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    from spade.evals.bfcl import backends  # noqa: F401 — import once, before the first request
+
+    serve(sys.stdin.buffer, sink)
+
+
+if __name__ == "__main__":
+    main()
