@@ -16,6 +16,7 @@ turn per batch of new messages.
 
 from __future__ import annotations
 
+import abc
 import importlib
 import random
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ def load_env_class(entry_point: str) -> type[Any]:
     return env_class
 
 
-class TextArenaGame:
+class TextArenaGame(abc.ABC):
     """One textarena environment played by two seats."""
 
     def __init__(self, entry_point: str, **kwargs: Any) -> None:
@@ -102,5 +103,6 @@ class TextArenaGame:
         winner = None if first == second else (0 if first > second else 1)
         return Outcome(winner, reason, invalid[0] if invalid else None)
 
+    @abc.abstractmethod
     def legal_moves(self) -> list[str]:
-        raise NotImplementedError  # each game knows its own moves
+        """The moves the player to act may make, in the game's move format."""
