@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.code_metrics import pass_at_k_metrics
 from spade.evals.code_problems import LOADERS, CodeProblem, humaneval_problem, mbpp_problems
@@ -42,14 +42,7 @@ class CodeBenchmark:
 
     def __init__(self, declaration: Declaration) -> None:
         self.declaration = declaration
-        try:
-            self.options = CodeOptions.model_validate(declaration.options)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise DeclarationError(
-                f"{declaration.source_file or declaration.name}: options.{where}: {first['msg']}"
-            ) from None
+        self.options = declaration.typed_options(CodeOptions)
         self._problems: dict[Path | None, dict[str, CodeProblem]] = {}
 
     # -- data ------------------------------------------------------------------------------

@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from spade.evals.samples import GenerationSettings
 
+_Options = TypeVar("_Options", bound=BaseModel)
 BENCHMARKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 RunnerName = Literal[
     "lm_eval", "code", "bfcl", "acebench", "games", "reasoning_gym", "suite"
@@ -83,6 +84,17 @@ class Declaration(BaseModel):
     slices: Slices = Field(default_factory=Slices)
     options: dict[str, Any] = Field(default_factory=dict, description="runner-specific settings")
     source_file: str = ""
+
+    def typed_options(self, model: type[_Options]) -> _Options:
+        """`options` validated as a runner's own pydantic model; a bad field is a one-line
+        `DeclarationError` naming the declaration file and the field."""
+        try:
+            return model.model_validate(self.options)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            where = self.source_file or self.name
+            raise DeclarationError(f"{where}: options.{field}: {first['msg']}") from None
 
     def data_hashes(self) -> dict[str, str]:
         return {d.path: d.sha256 for d in self.data}

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.declarations import Declaration, DeclarationError
 from spade.evals.games import GAMES, Episode, EpisodeSpec, episode_seed, play_episodes
@@ -41,12 +41,7 @@ class GamesOptions(BaseModel):
 
 def parse_games_options(declaration: Declaration) -> GamesOptions:
     where = declaration.source_file or declaration.name
-    try:
-        options = GamesOptions.model_validate(declaration.options)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise DeclarationError(f"{where}: options.{field}: {first['msg']}") from None
+    options = declaration.typed_options(GamesOptions)
     for game, opponents in options.games.items():
         if game not in GAMES:
             raise DeclarationError(f"{where}: unknown game {game!r}; known: {', '.join(GAMES)}")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError
 
@@ -89,12 +89,7 @@ class LmEvalOptions(BaseModel):
 def parse_options(declaration: Declaration) -> LmEvalOptions:
     """The declaration's options, validated; errors name the file and the field."""
     where = declaration.source_file or declaration.name
-    try:
-        options = LmEvalOptions.model_validate(declaration.options)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise DeclarationError(f"{where}: options.{field}: {first['msg']}") from None
+    options = declaration.typed_options(LmEvalOptions)
     if (options.ids == "row") != (not options.subtasks):
         raise DeclarationError(
             f"{where}: options.ids {options.ids!r} needs "

@@ -18,7 +18,7 @@ from functools import cached_property
 from importlib import metadata
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.declarations import Declaration, DeclarationError
 
@@ -42,14 +42,7 @@ class RgOptions(BaseModel):
 
 
 def parse_rg_options(declaration: Declaration) -> RgOptions:
-    try:
-        options = RgOptions.model_validate(declaration.options)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise DeclarationError(
-            f"{declaration.source_file or declaration.name}: options.{where}: {first['msg']}"
-        ) from None
+    options = declaration.typed_options(RgOptions)
     unknown = sorted(set(options.levels) - set(options.tasks))
     if unknown:
         raise DeclarationError(f"{declaration.name}: options.levels names unlisted tasks {unknown}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.acebench.data import SUBSETS, AceBenchDataError, Entry, Subset, load_entries
 from spade.evals.acebench.episode import (
@@ -56,14 +56,7 @@ class AceBenchBenchmark:
 
     def __init__(self, declaration: Declaration, user_responder: Responder | None = None) -> None:
         self.declaration = declaration
-        try:
-            self.options = AceBenchOptions.model_validate(declaration.options)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise DeclarationError(
-                f"{declaration.source_file or declaration.name}: options.{where}: {first['msg']}"
-            ) from None
+        self.options = declaration.typed_options(AceBenchOptions)
         user_settings = GenerationSettings(max_gen_toks=self.options.user_max_gen_toks)
         self.user = UserSimulator(
             self.options.user_model, user_settings, user_responder, self.options.user_batch_size

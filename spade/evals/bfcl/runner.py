@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.benchmark import seeded_slice
 from spade.evals.bfcl.data import (
@@ -57,12 +57,7 @@ class BfclBenchmark:
     def __init__(self, declaration: Declaration) -> None:
         self.declaration = declaration
         where = declaration.source_file or declaration.name
-        try:
-            self.options = BfclOptions.model_validate(declaration.options)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise DeclarationError(f"{where}: options.{loc}: {first['msg']}") from None
+        self.options = declaration.typed_options(BfclOptions)
         if declaration.generation.n != 1:
             raise DeclarationError(f"{where}: generation.n must be 1 for multi-turn tool use")
         try:
