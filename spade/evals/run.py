@@ -15,7 +15,7 @@ import orjson
 import yaml
 
 import spade
-from spade.evals.benchmark import build_benchmark, seeded_slice
+from spade.evals.benchmark import Benchmark, build_benchmark, seeded_slice
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, declarations
 from spade.evals.samples import ProgressCallback, Responder, SampleResult
 from spade.evals.stats import mean_ci
@@ -85,10 +85,19 @@ def resolve_benchmarks(
 
 
 def choose_ids(
-    declaration: Declaration, all_ids: list[str], preset: str | None, limit: int | None
+    declaration: Declaration,
+    benchmark: Benchmark,
+    all_ids: list[str],
+    preset: str | None,
+    limit: int | None,
 ) -> list[str]:
-    size = limit if limit is not None else getattr(declaration.slices, preset or "full", None)
+    """The preset's (or --limit's) seeded slice; a benchmark may slice its own ids."""
     slices = declaration.slices
+    size = limit if limit is not None else getattr(slices, preset or "full", None)
+    pick = getattr(benchmark, "slice_ids", None)  # e.g. BFCL: an equal share per category
+    if pick is not None:
+        picked: list[str] = pick(all_ids, size, slices.seed)
+        return picked
     return seeded_slice(all_ids, size, slices.seed, slices.stratify)
 
 
@@ -106,14 +115,7 @@ def run_benchmark(
         declaration.verify_data(data_dir)
     benchmark = build_benchmark(declaration)
     if ids is None:
-        all_ids = benchmark.sample_ids(data_dir)
-        pick = getattr(benchmark, "slice_ids", None)  # a benchmark's own stratified slicing
-        size = limit if limit is not None else getattr(declaration.slices, preset or "full", None)
-        ids = (
-            pick(all_ids, size, declaration.slices.seed)
-            if pick
-            else choose_ids(declaration, all_ids, preset, limit)
-        )
+        ids = choose_ids(declaration, benchmark, benchmark.sample_ids(data_dir), preset, limit)
     done = 0
 
     def advance(count: int) -> None:
