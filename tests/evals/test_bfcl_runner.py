@@ -281,3 +281,12 @@ def test_an_oracle_model_passes_all_800_entries(mode: str) -> None:
     bench = BfclBenchmark(declaration(mode=mode))
     results = bench.run(bench.sample_ids(None), oracle(mode), None)
     assert [r.sample_id for r in results if not r.extra["valid"]] == []
+
+
+def test_run_benchmark_reports_its_total_before_the_first_sample() -> None:
+    calls: list[tuple[str, int, int]] = []
+    run_benchmark(declaration(), oracle(), None, preset="ci",
+                  progress=lambda name, done, total: calls.append((name, done, total)))  # fmt: skip
+    total = declaration().slices.ci
+    assert calls[0] == (declaration().name, 0, total)
+    assert calls[-1] == (declaration().name, total, total)
