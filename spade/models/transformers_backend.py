@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -88,6 +89,8 @@ class TransformersPolicy:
         self._generation_config = self._clean_generation_config()
         self._lock = threading.Lock()  # one generate at a time: the model is not re-entrant
         self._weights_sha256: str | None = None
+        self.context_overflows = 0
+        """Prompts answered empty because they filled the context window (see _overflow)."""
 
     @classmethod
     def from_pretrained(
@@ -130,10 +133,10 @@ class TransformersPolicy:
             for conv, conv_tools in zip(conversations, per_conv_tools, strict=True)
         ]
         ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        results: list[Completion | None] = [self._overflow(row) for row in ids]
         # Longest first: similar lengths share a batch (less padding), and running out of
         # memory shows on the first batch rather than the last.
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        results: list[Completion | None] = [None] * len(ids)
+        order = sorted((i for i in range(len(ids)) if results[i] is None), key=lambda i: -len(ids[i]))
         generator = self._generator(sampling.seed)
         with self._lock, self._model_set_for_generation():
             for start in range(0, len(order), self.config.batch_size):
@@ -142,6 +145,28 @@ class TransformersPolicy:
                 for i, completion in zip(chunk, batch, strict=True):
                     results[i] = completion
         return [c for c in results if c is not None]
+
+    def _overflow(self, row: list[int]) -> Completion | None:
+        """An empty 'length' completion for a prompt that fills the model's context window.
+
+        A served model rejects such a request (BFCL and ACEBench count the entry failed); a
+        local one would run past the positions it was trained on, slowly and into garbage.
+        """
+        window = self.context_window
+        if window is None or len(row) < window:
+            return None
+        self.context_overflows += 1
+        if self.context_overflows == 1:
+            warnings.warn(f"{self.name}: a {len(row)}-token prompt fills the {window}-token "
+                          "context window; replying empty (counted in context_overflows)",
+                          stacklevel=3)  # fmt: skip
+        return Completion(text="", finish_reason="length", prompt_tokens=len(row),
+                          completion_tokens=0)  # fmt: skip
+
+    @property
+    def context_window(self) -> int | None:
+        value = getattr(self.model.config, "max_position_embeddings", None)
+        return int(value) if isinstance(value, int) and value > 0 else None
 
     @torch.inference_mode()
     def _generate_batch(

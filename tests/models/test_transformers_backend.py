@@ -170,3 +170,20 @@ def test_a_shared_model_and_tokenizer_are_left_as_found(smollm2: TransformersPol
 
 def test_empty_batch_gives_no_completions(smollm2: TransformersPolicy) -> None:
     assert smollm2.generate([], GREEDY) == []
+
+
+def test_a_prompt_filling_the_context_window_gets_an_empty_length_reply(
+    smollm2: TransformersPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    short = user("Hi")
+    long = user("word " * 200)
+    monkeypatch.setattr(smollm2.model.config, "max_position_embeddings", 120)
+    monkeypatch.setattr(smollm2, "context_overflows", 0)
+    with pytest.warns(UserWarning, match="context window"):
+        replies = smollm2.generate([long, short], SamplingParams(max_new_tokens=4))
+    assert (replies[0].text, replies[0].finish_reason, replies[0].completion_tokens) == (
+        "", "length", 0
+    )  # fmt: skip
+    assert replies[0].prompt_tokens >= 120
+    assert replies[1].completion_tokens > 0  # the short prompt in the same call still runs
+    assert smollm2.context_overflows == 1
