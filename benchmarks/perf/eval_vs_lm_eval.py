@@ -123,8 +123,8 @@ def main() -> None:
     declaration = declarations()[args.benchmark]
     bench = build_benchmark(declaration)
     ids = choose_ids(declaration, bench, bench.sample_ids(args.data_dir), None, args.limit)
-    weights = ensure_builtin_model(args.model)[0] if args.model in BUILTIN_MODELS else Path(
-        args.model
+    weights = (
+        ensure_builtin_model(args.model)[0] if args.model in BUILTIN_MODELS else Path(args.model)
     )
     tokenizer = AutoTokenizer.from_pretrained(weights)
     measures = [lm_eval_direct(args.benchmark, ids, args.data_dir, weights, args.batch_size,

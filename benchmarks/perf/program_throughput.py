@@ -50,7 +50,9 @@ def humaneval_seconds(data_dir: Path, fresh: bool, config: SandboxConfig) -> tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data")
+    parser.add_argument(
+        "--data-dir", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data"
+    )
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--backend", default="auto", help="sandbox backend (auto, bwrap, process)")
     parser.add_argument("--json", action="store_true")

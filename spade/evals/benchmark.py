@@ -59,9 +59,7 @@ def build_benchmark(declaration: Declaration) -> Benchmark:
     return factory(declaration)
 
 
-def seeded_slice(
-    ids: list[str], size: int | None, seed: int, stratify: bool = False
-) -> list[str]:
+def seeded_slice(ids: list[str], size: int | None, seed: int, stratify: bool = False) -> list[str]:
     """A fixed subset of `size` ids (all when None), kept in dataset order.
 
     `stratify` spreads the subset evenly over the groups that ids name before their last

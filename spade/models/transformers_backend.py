@@ -136,7 +136,9 @@ class TransformersPolicy:
         results: list[Completion | None] = [self._overflow(row) for row in ids]
         # Longest first: similar lengths share a batch (less padding), and running out of
         # memory shows on the first batch rather than the last.
-        order = sorted((i for i in range(len(ids)) if results[i] is None), key=lambda i: -len(ids[i]))
+        order = sorted(
+            (i for i in range(len(ids)) if results[i] is None), key=lambda i: -len(ids[i])
+        )
         generator = self._generator(sampling.seed)
         with self._lock, self._model_set_for_generation():
             for start in range(0, len(order), self.config.batch_size):

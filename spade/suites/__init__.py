@@ -5,7 +5,6 @@ A suite lives at `<root>/<name>/<version>/` as `manifest.json` (format:
 `<name>/<ClassName>-v<major>`.
 """
 
-
 from spade.suites.errors import SuiteError
 from spade.suites.freeze import Duplicate, FreezeOptions, FreezeReport, Rejection, freeze_suite
 from spade.suites.manifest import (

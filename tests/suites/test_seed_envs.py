@@ -1,6 +1,6 @@
-"""Every seed env (envs_snapshots/spade-seed/1.0.0/envs/*.py, found at collection time) passes check, is solved
-by its own solution() on fresh seeds, and is not solved by luck (gymnasium-style: one test per
-env). Few seeds per env keep the whole run to seconds."""
+"""Every seed env (envs_snapshots/spade-seed/1.0.0/envs/*.py, found at collection time) passes
+check, is solved by its own solution() on fresh seeds, and is not solved by luck (gymnasium-style:
+one test per env). Few seeds per env keep the whole run to seconds."""
 
 from __future__ import annotations
 
