@@ -31,7 +31,11 @@ class DesignerConfig(_Strict):
     designs_per_iteration: int = Field(2, ge=1, description="design prompts per iteration")
     group_size: int = Field(2, ge=1, description="completions per design prompt (GRPO group)")
     repair_attempts: int = Field(1, ge=0, description="extra attempts after a failed check")
-    max_gen_toks: int = Field(1536, ge=64, description="token budget of one env source")
+    max_gen_toks: int = Field(
+        512, ge=64,
+        description="token budget of one env source; a laptop default (a 2-core CPU writes ~2-4 "
+        "tok/s per sequence); seed envs are 730-4400 tokens, so raise it on a GPU",
+    )  # fmt: skip
     temperature: float = Field(1.0, ge=0.0, description="designer sampling temperature")
     kinds: list[Literal["game", "reasoning", "tool_use"]] = Field(
         default_factory=lambda: ["game", "reasoning", "tool_use"], description="env kinds"
@@ -48,8 +52,8 @@ class DesignerConfig(_Strict):
 
 class AgentConfig(_Strict):
     plays: int = Field(2, ge=1, description="K: plays without hint, and K with (same seeds)")
-    turn_cap: int = Field(8, ge=1, description="most agent turns per episode")
-    max_gen_toks: int = Field(96, ge=8, description="token budget of one agent reply")
+    turn_cap: int = Field(6, ge=1, description="most agent turns per episode")
+    max_gen_toks: int = Field(64, ge=8, description="token budget of one agent reply")
     temperature: float = Field(1.0, ge=0.0)
     replay_envs: int = Field(
         1, ge=0,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from tqdm import tqdm
 
 from spade.corpus import CorpusOptions, open_corpus
 from spade.evals.responders import PolicyResponder
-from spade.evals.samples import GenerationSettings, Responder
+from spade.evals.samples import GenerationSettings, GenRequest, Responder
 from spade.rl.advantages import designer_advantages
 from spade.rl.learner import Learner
 from spade.rl.samples import TrainingSample
@@ -116,9 +117,13 @@ class SelfPlayRun:
         settings = GenerationSettings(max_gen_toks=config.agent.max_gen_toks,
                                       temperature=config.agent.temperature,
                                       seed=rng.randrange(1 << 30))  # fmt: skip
-        plays = play_envs([env for env, _ in envs], respond, config.agent.plays,
+        timed = _TimedResponder(respond)
+        plays = play_envs([env for env, _ in envs], timed, config.agent.plays,
                           config.agent.turn_cap, settings, rng, self.sandbox)  # fmt: skip
         timings["rollouts"] = time.perf_counter() - rollout_started
+        timings["rollout_generation"] = timed.seconds
+        # Everything in the rollouts but the policy: env start, reset, step and close.
+        timings["rollout_env"] = timings["rollouts"] - timed.seconds
         designer = self._designer_samples(candidates, plays, envs)
         samples = agent_samples(plays) + (designer if not config.no_designer_training else [])
         update_started = time.perf_counter()
@@ -256,8 +261,24 @@ def _metrics(
     metrics.update({f"update/{k}": v for k, v in update.items()})
     metrics.update({f"time/{k}": round(v, 3) for k, v in timings.items()})
     total = timings.get("total") or 1.0
-    metrics["time/sandbox_fraction"] = round(timings.get("validation", 0.0) / total, 4)
+    sandbox = timings.get("validation", 0.0) + timings.get("rollout_env", 0.0)
+    metrics["time/sandbox_fraction"] = round(sandbox / total, 4)
     return metrics
+
+
+class _TimedResponder:
+    """A responder that adds up the wall time spent inside it (generation)."""
+
+    def __init__(self, inner: Responder) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[str]]:
+        started = time.perf_counter()
+        try:
+            return self.inner(requests)
+        finally:
+            self.seconds += time.perf_counter() - started
 
 
 def _mean(values: list[float]) -> float:
