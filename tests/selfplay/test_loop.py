@@ -61,6 +61,8 @@ class LengthEnv:
 class StandInDesigner:
     """Designer and hint requests get fixed replies; agent requests go to the real policy."""
 
+    designer_prompts: list[str] = []  # every designer prompt's text, for the ablation tests
+
     def __init__(self, policy_responder: Responder) -> None:
         self.policy = policy_responder
 
@@ -69,6 +71,8 @@ class StandInDesigner:
         agent = []
         for index, request in enumerate(requests):
             if request.benchmark == "designer":
+                text = "\n".join(str(m["content"]) for m in request.messages)
+                StandInDesigner.designer_prompts.append(text)
                 sources = [LENGTH_ENV, ENV_SOURCE][: request.settings.n]
                 answers[index] = [f"```python\n{source}```" for source in sources]
             elif request.benchmark == "hint":
@@ -184,3 +188,38 @@ def test_resume_with_a_changed_config_is_refused(tmp_path: Path) -> None:
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "change" in result.stderr
     assert sorted(p.name for p in run_dir.iterdir()) == ["config.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ({"no_corpus": True}, "no document in the designer prompt"),
+        ({"no_memory": True}, "no reference env in the designer prompt"),
+        ({"no_designer_training": True}, "no designer samples in the update"),
+        ({"reward.kind": "regret"}, "designer samples"),
+        ({"reward.kind": "solve_rate"}, "designer samples"),
+        ({"reward.kind": "learning_potential"}, "designer samples"),
+    ],
+)
+def test_each_ablation_and_reward_variant_runs_an_iteration(
+    setting: dict[str, object], expected: str, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    config = load_config(None, tiny_config(tiny_model_dir, **setting))
+    run = StandInRun(config, tmp_path / "run")
+    run.start()
+    StandInDesigner.designer_prompts.clear()
+    metrics = run.iteration()
+    prompts = StandInDesigner.designer_prompts
+    assert prompts and metrics["designer/valid"] == 2 and metrics["samples/agent"] > 0
+    if expected.startswith("no document"):
+        assert not any("Source document" in p for p in prompts)
+    elif expected.startswith("no reference"):
+        assert not any("Reference environment" in p for p in prompts)
+    elif expected.startswith("no designer samples"):
+        assert metrics["samples/designer"] == 0
+    else:
+        assert metrics["samples/designer"] == 2
+    if "no_corpus" not in setting:
+        assert any("Source document" in p for p in prompts)
+    if "no_memory" not in setting:
+        assert any("Reference environment" in p for p in prompts)
