@@ -38,7 +38,10 @@ def print_baseline_deltas(args: argparse.Namespace, run: RunResults) -> None:
     if found is None:
         return
     path, board = found
+    # Without --baseline: the board's declared baseline, else its first row (even alone).
     row = board.row(args.baseline) if args.baseline else board.baseline_row()
+    if row is None and not args.baseline and board.rows:
+        row = board.rows[0]
     if row is None:
         return
     print(f"\nDeltas against {row.label!r} ({path}); * = significant at 0.05:")

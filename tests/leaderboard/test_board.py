@@ -166,3 +166,18 @@ def test_git_commit_read_from_the_git_folder(tmp_path: Path) -> None:
     (git / "refs" / "heads" / "main").unlink()
     (git / "packed-refs").write_text(f"# pack-refs\n{'b' * 40} refs/heads/main\n")
     assert git_commit(tmp_path) == "b" * 40
+
+
+def test_spade_eval_prints_deltas_against_a_lone_shipped_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from argparse import Namespace
+
+    from spade.cli.leaderboard_actions import print_baseline_deltas
+
+    path = tmp_path / "main.json"
+    Leaderboard([row("base", {"gsm8k": SCORES})]).save(path)
+    print_baseline_deltas(Namespace(leaderboard=path, baseline=None),
+                          run({"gsm8k": flipped(SCORES, up=1)}))  # fmt: skip
+    out = capsys.readouterr().out
+    assert "Deltas against 'base'" in out and "gsm8k" in out
