@@ -73,8 +73,8 @@ def check_args(args: argparse.Namespace) -> None:
 def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]:
     if args.predictions is not None:
         return PredictionsResponder.from_file(args.predictions), {
-            "spec": f"predictions:{args.predictions}", "backend": "predictions", "path": str(args.predictions),
-            "weights_sha256": None, "dtype": None,
+            "spec": f"predictions:{args.predictions}", "backend": "predictions",
+            "path": str(args.predictions), "weights_sha256": None, "dtype": None,
         }  # fmt: skip
     from spade.evals.cache import CompletionCache
     from spade.evals.responders import PolicyResponder

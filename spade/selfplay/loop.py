@@ -137,6 +137,7 @@ class SelfPlayRun:
         timings["total"] = time.perf_counter() - started
         metrics = _metrics(candidates, plays, envs, samples, update, timings)
         self.log.write(step, metrics)
+        self.log.write_designs(step, [_design_record(c) for c in candidates])
         return metrics
 
     def _envs_to_play(
@@ -264,6 +265,16 @@ def _metrics(
     sandbox = timings.get("validation", 0.0) + timings.get("rollout_env", 0.0)
     metrics["time/sandbox_fraction"] = round(sandbox / total, 4)
     return metrics
+
+
+def _design_record(candidate: Candidate) -> dict[str, Any]:
+    request = candidate.request
+    return {
+        "group": candidate.group, "kind": request.kind, "skill": request.skill,
+        "difficulty": request.difficulty, "document_id": request.document_id,
+        "attempts": candidate.attempts, "valid": candidate.valid, "failure": candidate.failure,
+        "reply": candidate.reply, "hint": candidate.hint,
+    }  # fmt: skip
 
 
 class _TimedResponder:

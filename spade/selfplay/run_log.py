@@ -41,6 +41,13 @@ class RunLog:
                     self._writer.add_scalar(key, value, step)
             self._writer.flush()
 
+    def write_designs(self, step: int, designs: list[dict[str, Any]]) -> None:
+        """Every designer completion of an iteration and its fate, for inspection
+        (`designs.jsonl`: what the designer wrote, which check failed, the hint)."""
+        with (self.run_dir / "designs.jsonl").open("a", encoding="utf-8") as handle:
+            for design in designs:
+                handle.write(json.dumps({"step": step, **design}) + "\n")
+
     def records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
@@ -48,8 +55,12 @@ class RunLog:
 
     def truncate_after(self, step: int) -> None:
         """Drop records past `step` (a resumed run redoes the unfinished iteration)."""
-        kept = [r for r in self.records() if r["step"] <= step]
-        self.path.write_text("".join(json.dumps(r, default=float) + "\n" for r in kept))
+        for path in (self.path, self.run_dir / "designs.jsonl"):
+            if not path.exists():
+                continue
+            lines = [line for line in path.read_text().splitlines() if line.strip()]
+            kept = [line for line in lines if json.loads(line)["step"] <= step]
+            path.write_text("".join(line + "\n" for line in kept))
 
     def plot(self) -> Path:
         import matplotlib

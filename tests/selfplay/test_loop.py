@@ -122,6 +122,11 @@ def test_one_iteration_end_to_end(tiny_model_dir: Path, tmp_path: Path) -> None:
     record = json.loads((tmp_path / "run/metrics.jsonl").read_text().splitlines()[0])
     assert {"envs/regret", "envs/win_rate", "time/update", "time/rollouts"} <= record.keys()
     assert metrics["samples/agent"] > 0
+    designs = [
+        json.loads(line) for line in (tmp_path / "run/designs.jsonl").read_text().splitlines()
+    ]
+    assert [(d["step"], d["valid"], d["hint"]) for d in designs] == [(0, True, HINT)] * 2
+    assert "class LengthEnv" in designs[0]["reply"]
     memory = EnvMemory.load(tmp_path / "run")
     assert len(memory) == 2 and all(e.hint == HINT for e in memory)
     assert (tmp_path / "run/checkpoints").is_dir()
