@@ -152,7 +152,7 @@ class SelfPlayRun:
                   for c in candidates if c.valid]  # fmt: skip
         pool = [PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill) for e in self.memory]
         if not pool:
-            pool = [PlayableEnv(e.id, e.source, None, e.kind, e.skill) for e in self.cold_start]
+            pool = [PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill) for e in self.cold_start]
         replay = rng.sample(pool, min(self.config.agent.replay_envs, len(pool)))
         return chosen + [(env, None) for env in replay]
 

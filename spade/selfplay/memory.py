@@ -225,6 +225,8 @@ class ColdStartEnv:
     source: str
     kind: str
     skill: str
+    hint: str | None = None
+    """The suite's hint, so a replayed cold-start env also measures regret."""
 
 
 @dataclass(frozen=True)
@@ -328,7 +330,8 @@ def cold_start_envs(
 ) -> list[ColdStartEnv]:
     """The envs of a frozen suite (sha256-checked) as cold-start references."""
     loaded = load_suite(suite, root)
-    return [ColdStartEnv(env.id, env.source(), env.entry.kind, env.entry.skill) for env in loaded]
+    return [ColdStartEnv(env.id, env.source(), env.entry.kind, env.entry.skill, env.entry.hint)
+            for env in loaded]  # fmt: skip
 
 
 def excerpt(source: str, max_chars: int = 2000) -> str:

@@ -217,6 +217,7 @@ def test_cold_start_envs_come_from_the_frozen_seed_suite() -> None:
     assert {env.kind for env in envs} == {"game", "reasoning", "tool_use"}
     number = next(env for env in envs if env.id == "spade-seed/HiddenNumberEnv-v1")
     assert number.source == HIDDEN_NUMBER and number.skill == "search"
+    assert all(env.hint for env in envs)  # replayed cold-start envs measure regret too
 
 
 def test_memory_table() -> None:
