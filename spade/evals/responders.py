@@ -63,7 +63,7 @@ class PolicyResponder:
                 seed=settings.seed + draw,
             )
             conversations = [list(batch[i][0].messages) for i in indices]
-            tools = [list(batch[i][0].tools) if batch[i][0].tools else None for i in indices]
+            tools = [list(t) if (t := batch[i][0].tools) else None for i in indices]
             completions = self.policy.generate(conversations, sampling, tools)
             for i, completion in zip(indices, completions, strict=True):
                 texts[i] = completion.text

@@ -4,8 +4,9 @@ seeds, and turn the plays into win rates, regret and agent training samples."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from spade.envs.remote import RemoteEnv
 from spade.evals.samples import GenerationSettings, Responder
@@ -59,15 +60,15 @@ def play_envs(
     specs: list[EpisodeSpec] = []
     for index, result in enumerate(results):
         env = result.env
-        make: Callable[[], RemoteEnv] = lambda source=env.source: RemoteEnv(source, config=sandbox)  # noqa: E731
+        make = partial(RemoteEnv, env.source, config=sandbox)
         for play, seed in enumerate(result.seeds):
             specs.append(EpisodeSpec(f"{index}/plain/{play}", make, seed, None, turn_cap))
             if with_hints and env.hint:
                 specs.append(EpisodeSpec(f"{index}/hint/{play}", make, seed, env.hint, turn_cap))
     episodes = play_episodes(specs, respond, "agent", settings)
     for episode in episodes:
-        index, condition, _ = episode.key.split("/")
-        target = results[int(index)]
+        position, condition, _ = episode.key.split("/")
+        target = results[int(position)]
         (target.hinted if condition == "hint" else target.unhinted).append(episode)
     return results
 

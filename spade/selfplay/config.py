@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from spade.rl.config import UpdateConfig
 
 Mode = Literal["spade", "fixed"]
+EnvKind = Literal["game", "reasoning", "tool_use"]
+ENV_KINDS: tuple[EnvKind, ...] = ("game", "reasoning", "tool_use")
 RewardKind = Literal["blend", "regret", "solve_rate", "learning_potential"]
 
 
@@ -37,9 +39,7 @@ class DesignerConfig(_Strict):
         "tok/s per sequence); seed envs are 730-4400 tokens, so raise it on a GPU",
     )  # fmt: skip
     temperature: float = Field(1.0, ge=0.0, description="designer sampling temperature")
-    kinds: list[Literal["game", "reasoning", "tool_use"]] = Field(
-        default_factory=lambda: ["game", "reasoning", "tool_use"], description="env kinds"
-    )
+    kinds: list[EnvKind] = Field(default_factory=lambda: list(ENV_KINDS), description="env kinds")
     skills: list[str] = Field(
         default_factory=lambda: ["deduction", "search", "planning", "algorithm execution",
                                  "information gathering", "arithmetic"],
