@@ -254,6 +254,9 @@ def _metrics(
         "envs/win_rate": _mean([p.win_rate for p in scored]),
         "envs/regret": _mean(regrets),
         "agent/return": _mean([e.training_return for e in unhinted]),
+        # The env's last reward whether or not the episode ended: partial credit a weak agent
+        # earns even when every episode is truncated (and so masked from the loss).
+        "agent/progress": _mean([e.final_reward for e in unhinted]),
         "agent/truncated": _mean([float(not e.terminated) for e in unhinted]),
         "agent/episodes": len(unhinted),
         "samples/agent": sum(s.role == "agent" for s in samples),

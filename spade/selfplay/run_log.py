@@ -12,6 +12,7 @@ CURVES = [
     ("envs/win_rate", "agent win rate (no hint)"),
     ("envs/regret", "regret (hint − no hint)"),
     ("agent/return", "agent return (no hint)"),
+    ("agent/progress", "agent progress: last reward, truncated too"),
 ]
 
 

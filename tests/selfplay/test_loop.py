@@ -120,7 +120,13 @@ def test_one_iteration_end_to_end(tiny_model_dir: Path, tmp_path: Path) -> None:
     assert metrics["samples/designer"] == 2
     assert not torch.equal(before, weights(run)), "the update must change the weights"
     record = json.loads((tmp_path / "run/metrics.jsonl").read_text().splitlines()[0])
-    assert {"envs/regret", "envs/win_rate", "time/update", "time/rollouts"} <= record.keys()
+    assert {
+        "envs/regret",
+        "envs/win_rate",
+        "time/update",
+        "time/rollouts",
+        "agent/progress",
+    } <= record.keys()
     assert metrics["samples/agent"] > 0
     designs = [
         json.loads(line) for line in (tmp_path / "run/designs.jsonl").read_text().splitlines()
