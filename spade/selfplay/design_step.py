@@ -20,6 +20,7 @@ from spade.selfplay.config import TrainConfig
 from spade.selfplay.designer import (
     DesignRequest,
     Reference,
+    code_problem,
     designer_messages,
     extract_code,
     repair_messages,
@@ -156,7 +157,7 @@ def _check(
     try:
         candidate.code = extract_code(candidate.reply)
         if candidate.code is None:
-            candidate.failure = "no Python code defining a class whose name ends in 'Env'"
+            candidate.failure = code_problem(candidate.reply)
             return
         duplicate = find_near_duplicate(candidate.code, accepted)
         if duplicate is not None:

@@ -108,6 +108,27 @@ def extract_code(reply: str) -> str | None:
     return None
 
 
+def code_problem(reply: str) -> str:
+    """Why `extract_code` found no env in a reply, as feedback a repair prompt can act on."""
+    blocks = [m.group(1) for m in _FENCE.finditer(reply)]
+    unclosed = reply.rfind("```")
+    if not blocks and unclosed != -1:
+        blocks.append(reply[unclosed:].split("\n", 1)[-1])
+    if not blocks:
+        return "no_code: the reply holds no ```python code block"
+    code = blocks[-1]
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        cut = (
+            " (the code block is unclosed: the reply was cut off)" if reply.count("```") % 2 else ""
+        )
+        return f"syntax_error: line {exc.lineno}: {exc.msg}{cut}"
+    except ValueError as exc:
+        return f"syntax_error: {exc}"
+    return "no_env_class: the code defines no class whose name ends in 'Env'"
+
+
 def defines_env_class(code: str) -> bool:
     try:
         tree = ast.parse(code)
