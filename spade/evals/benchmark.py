@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -32,6 +32,17 @@ class Benchmark(Protocol):
         data_dir: Path | None,
         progress: ProgressCallback | None = None,
     ) -> list[SampleResult]: ...
+
+
+def check_known_ids(name: str, ids: Iterable[str], known: Collection[str], more: str = "") -> None:
+    """Raise a one-line ValueError naming the ids `known` lacks, with an example of its ids
+    (and `more`, e.g. the categories, inside the same parenthesis)."""
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise ValueError(
+            f"{name}: unknown sample ids {unknown[:5]} (ids look like {next(iter(known), '?')!r}"
+            f"{more})"
+        )
 
 
 # runner name -> "module:factory"; factories take the declaration.

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spade.evals.benchmark import check_known_ids
 from spade.evals.code_metrics import pass_at_k_metrics
 from spade.evals.code_problems import LOADERS, CodeProblem, humaneval_problem, mbpp_problems
 from spade.evals.declarations import Declaration, DeclarationError
@@ -94,12 +95,7 @@ class CodeBenchmark:
     ) -> list[SampleResult]:
         ids = list(dict.fromkeys(ids))  # one result per sample, as the other runners
         problems = self.problems(data_dir)
-        unknown = [i for i in ids if i not in problems]
-        if unknown:
-            raise ValueError(
-                f"{self.declaration.name}: unknown sample ids {unknown[:5]} "
-                f"(ids look like {next(iter(problems), '?')!r})"
-            )
+        check_known_ids(self.declaration.name, ids, problems)
         settings = self.declaration.generation.settings()
         chosen = [problems[i] for i in ids]
         requests = [

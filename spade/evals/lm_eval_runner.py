@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from spade.evals.benchmark import check_known_ids
 from spade.evals.declarations import Declaration, DeclarationError
 from spade.evals.lm_eval_answers import read_answer
 from spade.evals.lm_eval_bridge import ResponderLM, decode_chat
@@ -170,13 +171,7 @@ class LmEvalBenchmark:
 
     def _lookup(self, ids: list[str], data_dir: Path | None) -> dict[str, DocRef]:
         known = {ref.sample_id: ref for ref in self._catalog(data_dir)}
-        unknown = [i for i in ids if i not in known]
-        if unknown:
-            example = next(iter(known), "?")
-            raise ValueError(
-                f"{self.declaration.name}: unknown sample ids {unknown[:5]} "
-                f"(ids look like {example!r})"
-            )
+        check_known_ids(self.declaration.name, ids, known)
         return {i: known[i] for i in ids}
 
 

@@ -23,6 +23,7 @@ from spade.evals.acebench.episode import (
 )
 from spade.evals.acebench.scoring import end_state_diff, process_accuracy
 from spade.evals.acebench.user import UserSimulator
+from spade.evals.benchmark import check_known_ids
 from spade.evals.declarations import Declaration, DeclarationError
 from spade.evals.responders import PredictionsResponder
 from spade.evals.samples import (
@@ -103,12 +104,7 @@ class AceBenchBenchmark:
         progress: ProgressCallback | None = None,
     ) -> list[SampleResult]:
         entries = self.entries(data_dir)
-        unknown = [i for i in ids if i not in entries]
-        if unknown:
-            raise ValueError(
-                f"{self.declaration.name}: unknown sample ids {unknown[:5]} "
-                f"(ids look like {next(iter(entries))!r})"
-            )
+        check_known_ids(self.declaration.name, ids, entries)
         chosen = [entries[i] for i in ids]
         if isinstance(respond, PredictionsResponder):
             return [self._replayed(e, respond, progress) for e in chosen]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spade.evals.benchmark import seeded_slice
+from spade.evals.benchmark import check_known_ids, seeded_slice
 from spade.evals.bfcl.data import (
     INSTALL_HINT,
     BfclEntry,
@@ -103,13 +103,8 @@ class BfclBenchmark:
         progress: ProgressCallback | None = None,
     ) -> list[SampleResult]:
         entries = self.entries(data_dir)
-        unknown = [i for i in ids if i not in entries]
-        if unknown:
-            raise ValueError(
-                f"{self.declaration.name}: unknown sample ids {unknown[:5]} "
-                f"(ids look like {next(iter(entries), '?')!r}; categories "
-                f"{', '.join(self.options.categories)})"
-            )
+        categories = ", ".join(self.options.categories)
+        check_known_ids(self.declaration.name, ids, entries, f"; categories {categories}")
         chosen = [entries[i] for i in dict.fromkeys(ids)]
         if not chosen:
             return []
