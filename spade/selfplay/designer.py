@@ -94,15 +94,20 @@ def repair_messages(request: DesignRequest, reply: str, failure: str) -> list[di
 _FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
 
 
+def _code_blocks(reply: str) -> list[str]:
+    """The reply's fenced code blocks in order; a reply cut off by the token limit inside an
+    unclosed block yields that block's text."""
+    blocks = [m.group(1) for m in _FENCE.finditer(reply)]
+    unclosed = reply.rfind("```")
+    if unclosed != -1 and not blocks:
+        blocks.append(reply[unclosed:].split("\n", 1)[-1])
+    return blocks
+
+
 def extract_code(reply: str) -> str | None:
     """The env source in a reply: the last fenced block that parses and defines a `*Env`
     class, else the whole reply if it does; None when there is no such code."""
-    candidates = [m.group(1) for m in _FENCE.finditer(reply)][::-1]
-    unclosed = reply.rfind("```")
-    if unclosed != -1 and not candidates:  # a reply cut off by the token limit
-        candidates.append(reply[unclosed:].split("\n", 1)[-1])
-    candidates.append(reply)
-    for code in candidates:
+    for code in [*_code_blocks(reply)[::-1], reply]:
         if defines_env_class(code):
             return code.strip() + "\n"
     return None
@@ -110,10 +115,7 @@ def extract_code(reply: str) -> str | None:
 
 def code_problem(reply: str) -> str:
     """Why `extract_code` found no env in a reply, as feedback a repair prompt can act on."""
-    blocks = [m.group(1) for m in _FENCE.finditer(reply)]
-    unclosed = reply.rfind("```")
-    if not blocks and unclosed != -1:
-        blocks.append(reply[unclosed:].split("\n", 1)[-1])
+    blocks = _code_blocks(reply)
     if not blocks:
         return "no_code: the reply holds no ```python code block"
     code = blocks[-1]
