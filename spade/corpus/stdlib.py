@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from spade.atomic import write_atomic
 from spade.corpus.document import CorpusError, Document
 from spade.models import spade_cache_dir
 
@@ -118,16 +118,7 @@ def build_stdlib_corpus() -> bytes:
 
 def _write_atomically(path: Path, data: bytes) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Temp file + rename: a concurrent reader sees no file or the whole file.
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, data)  # a concurrent reader sees no file or the whole file
     except OSError as exc:
         raise CorpusError(f"{path}: cannot write the stdlib corpus ({exc})") from None
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +13,7 @@ import orjson
 import yaml
 
 import spade
+from spade.atomic import write_atomic
 from spade.evals.benchmark import Benchmark, build_benchmark, seeded_slice
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, declarations
 from spade.evals.samples import ProgressCallback, Responder, SampleResult
@@ -153,23 +152,10 @@ def write_results(output: Path, document: dict[str, Any], runs: list[BenchmarkRu
     samples_dir.mkdir(parents=True, exist_ok=True)
     for run in runs:
         lines = b"".join(orjson.dumps(s.as_dict(), default=repr) + b"\n" for s in run.samples)
-        atomic_write(samples_dir / f"{_safe(run.declaration.name)}.jsonl", lines)
+        write_atomic(samples_dir / f"{_safe(run.declaration.name)}.jsonl", lines)
     path = output / "results.json"
-    atomic_write(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    write_atomic(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     return path
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def _safe(name: str) -> str:

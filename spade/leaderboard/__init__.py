@@ -5,7 +5,7 @@ scores, so paired statistics and the gate need no run directory. Saving regenera
 `<stem>.md` and `<stem>.png` beside it.
 """
 
-from spade.leaderboard.atomic import write_atomic
+from spade.atomic import write_atomic
 from spade.leaderboard.board import Leaderboard, SavedFiles, leaderboard_errors
 from spade.leaderboard.deltas import deltas_table, row_delta
 from spade.leaderboard.errors import LeaderboardError

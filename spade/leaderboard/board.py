@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spade.leaderboard.atomic import write_atomic
+from spade.atomic import write_atomic
 from spade.leaderboard.errors import LeaderboardError
 from spade.leaderboard.render import compute_deltas, render_markdown, render_png
 from spade.leaderboard.row import Row

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-import spade.leaderboard.atomic
+import spade.atomic
 from spade.leaderboard import Leaderboard, LeaderboardError, Provenance, row_from_run
 from spade.leaderboard.row import git_commit
 from tests.leaderboard.runs import binary_scores, flipped, row, run
@@ -111,7 +111,7 @@ def test_crash_mid_write_leaves_the_old_files(tmp_path: Path, monkeypatch: Any) 
     def crash(src: Any, dst: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(spade.leaderboard.atomic.os, "replace", crash)
+    monkeypatch.setattr(spade.atomic.os, "replace", crash)
     with pytest.raises(OSError, match="disk full"):
         board.save(path)
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
