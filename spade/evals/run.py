@@ -123,8 +123,7 @@ def run_benchmark(
         if progress:
             progress(declaration.name, done, len(ids))
 
-    if progress:
-        progress(declaration.name, 0, len(ids))  # the bar shows its total before the first sample
+    advance(0)  # the bar shows its total before the first sample
     started = time.perf_counter()
     callback: ProgressCallback = advance
     samples = benchmark.run(ids, respond, data_dir, callback)
