@@ -3,6 +3,10 @@
 spade-train [--config FILE] [--run-dir DIR] [--set KEY=VALUE ...]   a new run
 spade-train --resume RUN_DIR                                      continue a run
 spade-train memory show RUN_DIR                                   the env memory
+
+Updates on several GPUs: `accelerate launch [--num_processes N] -m spade.cli.train ...` (or
+`torchrun --nproc_per_node N`). Rank 0 runs the loop and writes the run; the other processes
+only share its updates (`spade.rl.distributed`).
 """
 
 from __future__ import annotations
@@ -73,11 +77,9 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def resolve_run(args: argparse.Namespace) -> tuple[TrainConfig, Path, bool]:
+    config = requested_config(args)
     if args.resume is not None:
         saved = args.resume / "config.yaml"
-        if not saved.is_file():
-            raise UsageError(f"{args.resume}: not a spade-train run directory (no config.yaml)")
-        config = load_config(saved, overrides(args))
         if args.config is not None and load_config(args.config) != load_config(saved):
             raise UsageError(
                 f"{args.resume} was started with a different config than "
@@ -89,12 +91,35 @@ def resolve_run(args: argparse.Namespace) -> tuple[TrainConfig, Path, bool]:
                 "config; only --iterations may change on resume"
             )
         return config, args.resume, True
-    config = load_config(args.config, overrides(args))
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     run_dir = args.run_dir or Path("runs") / f"{config.mode}-{stamp}"
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"{run_dir} is not empty; use --resume {run_dir} to continue it")
     return config, run_dir, False
+
+
+def requested_config(args: argparse.Namespace) -> TrainConfig:
+    """The resumed run's own config, or --config's, with the command line's overrides."""
+    if args.resume is None:
+        return load_config(args.config, overrides(args))
+    saved = args.resume / "config.yaml"
+    if not saved.is_file():
+        raise UsageError(f"{args.resume}: not a spade-train run directory (no config.yaml)")
+    return load_config(saved, overrides(args))
+
+
+def follow(args: argparse.Namespace) -> int:
+    """A process of rank > 0 in a distributed run: no run dir, no output, no loop; it takes
+    part in rank 0's updates until rank 0 closes its learner."""
+    from spade.rl.learner import Learner
+
+    try:
+        # Read before the process group forms, so before rank 0's resume rewrites it.
+        config = requested_config(args)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    Learner(config.model, config.update_config()).follow()
+    return 0
 
 
 def show_memory(argv: list[str]) -> int:
@@ -110,9 +135,12 @@ def show_memory(argv: list[str]) -> int:
 
 
 def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
+    import openai
+
     from spade.corpus import CorpusError
     from spade.models import BuiltinModelError, ModelSpecError
     from spade.rl.learner import CheckpointError
+    from spade.selfplay.generation import GenerationError
     from spade.selfplay.loop import SelfPlayRun
     from spade.suites import SuiteError
 
@@ -128,11 +156,17 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
         CheckpointError,
         ModelSpecError,
         BuiltinModelError,
+        GenerationError,
         OSError,
     ) as exc:
         raise UsageError(str(exc)) from None
     print(f"run directory: {run_dir}", file=sys.stderr)
-    last = run.run()
+    try:
+        last = run.run()
+    except (GenerationError, openai.APIError) as exc:  # e.g. the server went away mid-run
+        raise UsageError(f"{exc}; continue the run with --resume {run_dir}") from None
+    finally:
+        run.learner.close()  # the other ranks stop, however the loop ended; exporting is rank 0's
     final = run.finish()
     suite = freeze_accepted(run)
     print(f"final checkpoint: {final}  (spade-eval --checkpoint {final})")
@@ -166,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["memory"]:
         return show_memory(argv[1:])
     args = build_parser().parse_args(argv)
+    from spade.rl.distributed import launched_rank
+
+    if launched_rank() > 0:
+        return follow(args)
     try:
         config, run_dir, resume = resolve_run(args)
     except ConfigError as exc:

@@ -46,7 +46,8 @@ class UpdateConfig:
     """Compute dtype: 'auto' (bfloat16 on CUDA, float32 on CPU), 'float32' or 'bfloat16'.
     Trained weights and optimizer state stay float32; bfloat16 runs under autocast."""
     device: str = "auto"
-    """'auto' (CUDA when available, else CPU), 'cpu', 'cuda', 'cuda:1', ..."""
+    """'auto' (CUDA when available, else CPU), 'cpu', 'cuda', 'cuda:1', ...; under a launcher
+    (accelerate launch, torchrun) 'auto' or 'cuda' is each process's cuda:LOCAL_RANK."""
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass: less memory, ~30% more time."""
     lora: bool = False

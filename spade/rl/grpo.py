@@ -52,6 +52,7 @@ import torch
 from trl.trainer.utils import entropy_from_logits, selective_log_softmax
 
 from spade.rl.config import UpdateConfig
+from spade.rl.distributed import SINGLE_PROCESS, World
 from spade.rl.metrics import RoleTally, UpdateMetrics, mean, role_metrics
 from spade.rl.samples import Batch, Role, TokenizedSample, collate
 
@@ -144,8 +145,15 @@ def grpo_update(
     optimizer_steps_done: int,
     reference: ReferenceLogprobs | None = None,
     autocast: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    world: World = SINGLE_PROCESS,
 ) -> UpdateMetrics:
-    """One update on a batch of samples; `step` numbers the update (it seeds the batch order)."""
+    """One update on a batch of samples; `step` numbers the update (it seeds the batch order).
+
+    With several processes (`world`), each is called with the same samples and builds the same
+    plan; it runs its share of each step's micro-batches, and the gradients are summed over
+    processes before the step. The token weights are already global per step, so every
+    process takes the single-process step (up to float summation order).
+    """
     start = time.perf_counter()
     device = next(model.parameters()).device
     params = [p for p in model.parameters() if p.requires_grad]
@@ -160,12 +168,13 @@ def grpo_update(
     try:
         needs_old = config.num_iterations > 1 or len(plan) > 1
         if needs_old or reference is not None:
-            _score_before_update(model, plan, config, needs_old, reference, autocast)
+            own = [micro_batches[world.rank :: world.size] for micro_batches in plan]
+            _score_before_update(model, own, config, needs_old, reference, autocast)
         for _ in range(config.num_iterations):
             for micro_batches in plan:
                 lr = _learning_rate(config, optimizer_steps_done + len(norms))
                 loss, norm = _optimizer_step(
-                    model, optimizer, params, micro_batches, config, tally, lr, autocast
+                    model, optimizer, params, micro_batches, config, tally, lr, autocast, world
                 )
                 losses.append(loss)
                 if norm is None:
@@ -174,6 +183,8 @@ def grpo_update(
                     norms.append(norm)
     finally:
         model.train(was_training)
+    if world.size > 1:
+        losses = _sum_over_ranks(losses, tally, world)
     return UpdateMetrics(
         loss=mean(losses),
         grad_norm=mean(norms),
@@ -194,21 +205,29 @@ def _optimizer_step(
     tally: dict[str, RoleTally],
     lr: float,
     autocast: Callable[[], AbstractContextManager[Any]],
+    world: World,
 ) -> tuple[float, float | None]:
-    """Accumulate the step's micro-batches, clip, step. Returns (loss, grad norm or None)."""
+    """Accumulate the step's micro-batches, clip, step. Returns (loss, grad norm or None).
+
+    The loss is this process's share; `grpo_update` sums it over processes."""
     optimizer.zero_grad(set_to_none=True)
     total_loss, stash = 0.0, None
-    by_role = _group_by_role(micro_batches)
+    by_role = _group_by_role(micro_batches, world)
     for role, group in by_role.items():
         for mb in group:
             total_loss += _backward(model, mb, config, tally[role], autocast)
         if config.role_grad_norms:
+            _reduce_grads(params, world)  # the role's whole gradient, before measuring it
             tally[role].grad_norms.append(_grad_norm(params))
             if len(by_role) > 1:  # set this role's gradient aside so the next one's is its own
                 stash = _move_grads(params, stash)
     if stash is not None:
         _move_grads(params, stash, restore=True)
-    if all(p.grad is None for p in params):  # nothing had signal: leave the policy as it is
+    if not micro_batches:  # nothing in the whole step had signal: leave the policy as it is
+        return total_loss, None
+    if not config.role_grad_norms:
+        _reduce_grads(params, world)
+    if all(p.grad is None for p in params):  # no trainable parameter took part
         return total_loss, None
     norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
     if not math.isfinite(norm):
@@ -327,11 +346,39 @@ def _learning_rate(config: UpdateConfig, optimizer_step: int) -> float:
     return config.lr
 
 
-def _group_by_role(micro_batches: list[_MicroBatch]) -> dict[Role, list[_MicroBatch]]:
-    groups: dict[Role, list[_MicroBatch]] = {}
-    for mb in micro_batches:
-        groups.setdefault(mb.role, []).append(mb)
+def _group_by_role(micro_batches: list[_MicroBatch], world: World) -> dict[Role, list[_MicroBatch]]:
+    """This process's share of the step's micro-batches by role, keyed by every role of the
+    whole step in plan order: all processes then reduce the same roles in the same order."""
+    groups: dict[Role, list[_MicroBatch]] = {mb.role: [] for mb in micro_batches}
+    for mb in micro_batches[world.rank :: world.size]:
+        groups[mb.role].append(mb)
     return groups
+
+
+def _reduce_grads(params: list[torch.Tensor], world: World) -> None:
+    """Sum the gradients over processes; one that ran no micro-batch (of a role) adds zeros.
+
+    So a parameter no forward pass used would get a zero gradient (AdamW would then step it,
+    where one process skips it); every trainable parameter of a causal LM takes part."""
+    if world.size == 1:
+        return
+    for p in params:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+    world.all_reduce_sum_([p.grad for p in params if p.grad is not None])
+
+
+_SHARED_TALLIES = ("scored_tokens", "loss_sum", "ratio_sum", "clipped", "entropy_sum", "kl_sum")
+"""The `RoleTally` fields each process counts for its own micro-batches only."""
+
+
+def _sum_over_ranks(losses: list[float], tally: dict[str, RoleTally], world: World) -> list[float]:
+    """Sum the step losses and the backward tallies over processes, in one collective."""
+    keys = [(role, name) for role in sorted(tally) for name in _SHARED_TALLIES]
+    total = world.all_reduce_floats([*losses, *(getattr(tally[role], name) for role, name in keys)])
+    for (role, name), value in zip(keys, total[len(losses) :], strict=True):
+        setattr(tally[role], name, value)
+    return total[: len(losses)]
 
 
 def _grad_norm(params: list[torch.Tensor]) -> float:

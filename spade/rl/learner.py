@@ -4,12 +4,15 @@ Rollouts and updates share one live model: `policy()` wraps it for generation, `
 trains it. Trained weights and AdamW state are float32 (bfloat16 updates of size lr ~ 1e-6
 round away to nothing); with `dtype='bfloat16'` the forward passes run under autocast, and a
 LoRA run keeps its frozen base weights in bfloat16.
+
+Under a launcher (`spade.rl.distributed`) rank 0 drives: its `update()` and `load_checkpoint()`
+run on every process, the others `follow()` it, and only rank 0 writes files.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +36,7 @@ from spade.rl.checkpoint import (
     write_atomically,
 )
 from spade.rl.config import UpdateConfig
+from spade.rl.distributed import join_world
 from spade.rl.grpo import completion_logprobs, grpo_update
 from spade.rl.metrics import UpdateMetrics
 from spade.rl.samples import Batch, TrainingSample, end_of_turn_id, tokenize_sample
@@ -55,13 +59,16 @@ class Learner:
         """`model_dir`: a HF model dir or a built-in alias (`smollm2-135m`)."""
         self.config = config or UpdateConfig()
         self.model_dir = _resolve_model_dir(model_dir)
-        self.device = _device(self.config.device)
+        self.world = join_world(self.config.device)
+        """This process's place in a distributed run: rank 0 drives, the others `follow()`."""
+        self.device = self.world.device or _device(self.config.device)
         self.compute_dtype = _compute_dtype(self.config.dtype, self.device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.end_of_turn = end_of_turn_id(self.tokenizer)
         self.model = self._load_model()
+        self.world.broadcast_parameters(self.model)  # every process starts from rank 0's weights
         trainable = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(
             trainable, lr=self.config.lr, weight_decay=self.config.weight_decay
@@ -70,6 +77,7 @@ class Learner:
         """Updates done (one per `update()` call)."""
         self.optimizer_steps = 0
         self._reference_model: Any = None
+        self._closed = False
 
     # -- rollouts and updates -------------------------------------------------------------
 
@@ -85,7 +93,10 @@ class Learner:
         )
 
     def update(self, samples: Sequence[TrainingSample]) -> UpdateMetrics:
-        """One GRPO update on these samples (see `spade.rl.grpo`); advances `step`."""
+        """One GRPO update on these samples (see `spade.rl.grpo`); advances `step`.
+
+        On the driver of a distributed run, every process takes part (each runs its share)."""
+        self._tell_followers("update", list(samples))
         tokenized = [
             tokenize_sample(s, self.tokenizer, self.config.max_length, self.end_of_turn)
             for s in samples
@@ -100,10 +111,45 @@ class Learner:
             optimizer_steps_done=self.optimizer_steps,
             reference=self._reference_logprobs if self.config.beta > 0 else None,
             autocast=self._autocast,
+            world=self.world,
         )
         self.step += 1
         self.optimizer_steps += metrics.optimizer_steps
         return metrics
+
+    # -- distributed runs (spade.rl.distributed) ------------------------------------------
+
+    def follow(self) -> None:
+        """A follower's (rank > 0) whole work: repeat the driver's `update()` and
+        `load_checkpoint()` calls, with the same arguments, until the driver calls `close()`."""
+        if self.world.is_main:
+            raise RuntimeError("follow() is for ranks > 0 of a distributed run; rank 0 drives")
+        calls: dict[str, Callable[..., object]] = {
+            "update": self.update,
+            "load": self.load_checkpoint,
+        }
+        while (message := self.world.broadcast_object(None))[0] != "stop":
+            calls[message[0]](*message[1:])
+
+    def close(self) -> None:
+        """Release the followers (their `follow()` returns). A no-op single-process, on a
+        follower and when called again."""
+        if not self._closed:
+            self._tell_followers("stop")
+            self._closed = True
+
+    def _tell_followers(self, *message: Any) -> None:
+        """On the driver of a distributed run, have the followers make the same call."""
+        if self.world.size == 1 or not self.world.is_main:
+            return
+        if self._closed:
+            raise RuntimeError("this learner was closed: its followers have stopped")
+        self.world.broadcast_object(message)
+
+    def _driver_only(self, what: str) -> None:
+        # Followers hold the same weights; a second writer would race rank 0 for the files.
+        if not self.world.is_main:
+            raise RuntimeError(f"{what} runs on rank 0 only (rank {self.world.rank} follows)")
 
     # -- checkpoints ----------------------------------------------------------------------
 
@@ -114,7 +160,9 @@ class Learner:
 
         `extra(dir)` writes the caller's own state (env memory, loop state) into the same
         checkpoint before it is published, so everything resumes from one consistent point.
+        Rank 0 only in a distributed run (a follower raises RuntimeError).
         """
+        self._driver_only("save_checkpoint")
 
         def fill(tmp: Path) -> None:
             trainable = {n: p.detach().contiguous() for n, p in self._trainable_named()}
@@ -131,7 +179,8 @@ class Learner:
 
     def load_checkpoint(self, path: str | Path) -> Path:
         """Restore weights, optimizer, RNG states and step from a checkpoint dir, or from the
-        newest one under a root of checkpoints. Returns the checkpoint dir used."""
+        newest one under a root of checkpoints. Returns the checkpoint dir used. On the driver
+        of a distributed run, every process loads it (a path they all can read)."""
         path = Path(path)
         if not (path / MARKER).is_file():
             found = latest_checkpoint(path)
@@ -146,6 +195,7 @@ class Learner:
                 f"{path} was trained with lora={meta['lora']}, this learner has "
                 f"lora={self.config.lora}: resume with the run's own config"
             )
+        self._tell_followers("load", str(path))  # once found and checked: they load it as is
         self._load_trainable(load_file(str(path / WEIGHTS), device=str(self.device)), path)
         optimizer_state = torch.load(path / OPTIMIZER, map_location=self.device, weights_only=True)
         self.optimizer.load_state_dict(optimizer_state)
@@ -154,7 +204,9 @@ class Learner:
         return path
 
     def export_hf(self, out_dir: str | Path) -> Path:
-        """A plain HF model dir (LoRA merged, tokenizer included) that `spade-eval` loads."""
+        """A plain HF model dir (LoRA merged, tokenizer included) that `spade-eval` loads.
+        Rank 0 only in a distributed run (a follower raises RuntimeError)."""
+        self._driver_only("export_hf")
         out_dir = Path(out_dir)
 
         def fill(tmp: Path) -> None:
@@ -168,6 +220,26 @@ class Learner:
             (tmp / EXPORT_NOTE).write_text(json.dumps(note, indent=2) + "\n")
 
         return write_atomically(out_dir, fill, EXPORT_NOTE)
+
+    # -- weights for a generation engine (spade.selfplay.generation) ----------------------
+
+    def named_weights(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """The current policy's weights under the base model's HF names (LoRA merged in),
+        in the dtype they are trained in: what an inference engine's `load_weights` takes."""
+        if self.config.lora:
+            yield from _merged_state_dict(self.model.get_base_model()).items()
+            return
+        for name, tensor in self.model.state_dict().items():
+            yield name, tensor.detach()
+
+    def save_adapter(self, out_dir: str | Path) -> Path:
+        """The LoRA adapter alone (peft's adapter_config.json + adapter_model.safetensors),
+        as vLLM's `/v1/load_lora_adapter` reads it; written atomically."""
+        if not self.config.lora:
+            raise ValueError("save_adapter needs a LoRA learner (update.lora: true)")
+        return write_atomically(
+            Path(out_dir), lambda tmp: self.model.save_pretrained(tmp), "adapter_config.json"
+        )
 
     # -- internals ------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 The defaults are a real but small self-play run of the embedded 135M model on a 2-core CPU
 (minutes). Scaling up is configuration: a bigger `model`, more `iterations`, designs and
-plays, `update.device: cuda`, an `openai:`/`vllm:` generation backend later.
+plays, `update.device: cuda`, rollouts on vLLM (`generation.backend: vllm` in this process,
+or `server` for a `vllm serve` endpoint) and updates on several GPUs (`accelerate launch`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from spade.rl.config import UpdateConfig
 
@@ -19,6 +20,8 @@ Mode = Literal["spade", "fixed"]
 EnvKind = Literal["game", "reasoning", "tool_use"]
 ENV_KINDS: tuple[EnvKind, ...] = ("game", "reasoning", "tool_use")
 RewardKind = Literal["blend", "regret", "solve_rate", "learning_potential"]
+GenerationBackend = Literal["live", "vllm", "server"]
+WeightSync = Literal["auto", "lora_adapter", "nccl"]
 
 
 class ConfigError(ValueError):
@@ -83,6 +86,49 @@ class RewardConfig(_Strict):
     )
 
 
+class GenerationConfig(_Strict):
+    """Where rollouts (designs, hints, agent turns) are generated, and how the trained weights
+    reach that place after each update (see `spade.selfplay.generation`)."""
+
+    backend: GenerationBackend = Field(
+        "live",
+        description="live: the learner's own model (transformers; CPU or GPU); vllm: an "
+        "in-process vLLM engine (GPU, one training process), weights pushed after each "
+        "update; server: an OpenAI-compatible server such as `vllm serve` at base_url",
+    )  # fmt: skip
+    base_url: str | None = Field(
+        None, description="server: the endpoint, e.g. http://127.0.0.1:8000/v1"
+    )
+    served_model: str | None = Field(
+        None, description="server: the base model's name there; default its first /v1/models"
+    )
+    weight_sync: WeightSync = Field(
+        "auto",
+        description="server: lora_adapter (update.lora runs: each update's adapter is loaded "
+        "with POST /v1/load_lora_adapter; the server needs --enable-lora and "
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True), nccl (full weights over NCCL through TRL's "
+        "VLLMClient; the server needs --weight-transfer-config '{\"backend\": \"nccl\"}' and "
+        "VLLM_SERVER_DEV_MODE=1), auto = lora_adapter for LoRA runs, else nccl",
+    )  # fmt: skip
+    sync_dir: str | None = Field(
+        None, description="lora_adapter: where adapters are written, a path the server can "
+        "read; default RUN_DIR/sync",
+    )  # fmt: skip
+    concurrency: int = Field(32, ge=1, description="server: requests in flight at once")
+    timeout_s: float = Field(600.0, gt=0, description="server: seconds per request")
+    vllm: dict[str, Any] = Field(
+        default_factory=dict,
+        description="vllm: spade.models.vllm_backend.VLLMConfig fields, e.g. "
+        "gpu_memory_utilization: 0.3 to leave the GPU room for the update",
+    )  # fmt: skip
+
+    @model_validator(mode="after")
+    def _server_needs_an_endpoint(self) -> GenerationConfig:
+        if self.backend == "server" and not self.base_url:
+            raise ValueError("backend 'server' needs base_url (e.g. http://127.0.0.1:8000/v1)")
+        return self
+
+
 class TrainConfig(_Strict):
     model: str = Field("smollm2-135m", description="HF model dir or built-in alias")
     mode: Mode = Field("spade", description="spade (self-play) or fixed (agent on a suite)")
@@ -101,6 +147,7 @@ class TrainConfig(_Strict):
         default_factory=lambda: {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048},
         description="spade.rl.config.UpdateConfig fields",
     )
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
     generation_batch_size: int = Field(8, ge=1, description="conversations per generate call")
     check_seeds: int = Field(3, ge=1, description="seeds `spade-suite check` plays per env")
     keep_checkpoints: int = Field(2, ge=1)
@@ -108,6 +155,19 @@ class TrainConfig(_Strict):
 
     def update_config(self) -> UpdateConfig:
         return UpdateConfig.from_dict({"seed": self.seed, **self.update})
+
+    def weight_sync(self) -> WeightSync:
+        """How a server backend receives the weights: `generation.weight_sync`, resolved."""
+        sync = self.generation.weight_sync
+        if sync == "auto":
+            return "lora_adapter" if self.update_config().lora else "nccl"
+        return sync
+
+    @model_validator(mode="after")
+    def _adapters_need_lora(self) -> TrainConfig:
+        if self.generation.weight_sync == "lora_adapter" and not self.update.get("lora"):
+            raise ValueError("generation.weight_sync 'lora_adapter' needs update.lora: true")
+        return self
 
 
 def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
@@ -133,8 +193,9 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> T
         config.update_config()
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{path or 'config'}: {where}: {first['msg']}") from None
+        where = "".join(f"{p}: " for p in [".".join(str(p) for p in first["loc"])] if p)
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{path or 'config'}: {where}{message}") from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path or 'config'}: update: {exc}") from None
     return config

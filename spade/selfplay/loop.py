@@ -34,6 +34,7 @@ from spade.selfplay.design_step import (
     generate_candidates,
     write_hints,
 )
+from spade.selfplay.generation import make_engine
 from spade.selfplay.memory import EnvMemory, MemoryEntry, cold_start_envs, new_entry_id
 from spade.selfplay.rewards import DesignerRewardConfig, SkillEMA, designer_reward
 from spade.selfplay.run_log import RunLog
@@ -47,6 +48,7 @@ class SelfPlayRun:
         self.suites_root = suites_root
         self.sandbox = SandboxConfig()
         self.learner = Learner(config.model, config.update_config())
+        self.engine = make_engine(config, self.learner, run_dir)
         self.memory = EnvMemory(config.memory.capacity)
         self.ema = SkillEMA()
         self.step = 0
@@ -76,6 +78,8 @@ class SelfPlayRun:
         self.memory = EnvMemory.load(checkpoint, self.config.memory.capacity)
         self.memory.save(self.run_dir)
         self.log.truncate_after(self.step - 1)
+        if self.step > 0:  # the engine starts from the base weights
+            self.engine.sync()
         (self.run_dir / "config.yaml").write_text(dump_config(self.config))  # --iterations
 
     # -- the loop -----------------------------------------------------------------------------
@@ -93,8 +97,8 @@ class SelfPlayRun:
         return last
 
     def responder(self, step: int) -> Responder:
-        """Generation with the live policy (no completion cache: the policy changes)."""
-        policy = self.learner.policy()
+        """Generation with the current policy (no completion cache: the policy changes)."""
+        policy = self.engine.policy()
         return PolicyResponder(policy, f"train/{step}", None, self.config.generation_batch_size)
 
     def iteration(self) -> dict[str, Any]:
@@ -129,6 +133,10 @@ class SelfPlayRun:
         update_started = time.perf_counter()
         update = self.learner.update(samples).as_dict() if samples else {}
         timings["update"] = time.perf_counter() - update_started
+        sync_started = time.perf_counter()
+        if update.get("optimizer_steps"):  # the weights moved: the generator must follow
+            self.engine.sync()
+        timings["weight_sync"] = time.perf_counter() - sync_started
         self._remember(candidates, plays, envs)
         self.step += 1
         checkpoint_started = time.perf_counter()

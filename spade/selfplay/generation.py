@@ -1,0 +1,221 @@
+"""Generation engines for training: where rollouts run, and how each update reaches them.
+
+Self-play generates with the policy being trained, so after every update the generator must
+hold the new weights before the next iteration's designs and plays. Three engines, chosen by
+`generation.backend` in the run config (the loop's code is the same for all of them):
+
+- `live` (default): the learner's own model generates (transformers). Nothing to sync: the
+  rollouts see each update at once. What runs on a laptop CPU.
+- `vllm`: an in-process vLLM engine on the same GPU (TRL's "colocate" mode). After an update
+  the weights are copied into vLLM's model with its `load_weights`, LoRA merged first.
+- `server`: an OpenAI-compatible server (`vllm serve`, TRL's "server" mode), which can sit on
+  other GPUs. Two ways to sync, `generation.weight_sync`:
+  `lora_adapter` writes the update's adapter to a directory the server reads and loads it
+  with vLLM's runtime-LoRA endpoint (`POST /v1/load_lora_adapter`); later requests name it.
+  `nccl` streams the full weights over NCCL through TRL's `VLLMClient` (CUDA on both sides).
+
+vLLM and NCCL need a GPU: those paths are thin and import-guarded. The `server` engine with
+`lora_adapter` is plain HTTP and is tested against a local server on CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Protocol
+
+from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
+from spade.models.policy import Policy
+from spade.rl.learner import Learner
+from spade.selfplay.config import GenerationConfig, TrainConfig
+
+
+class GenerationError(RuntimeError):
+    """The generation engine cannot start or cannot take new weights; the message says why."""
+
+
+class GenerationEngine(Protocol):
+    def policy(self) -> Policy:
+        """What generates rollouts now (with the weights of the last `sync`)."""
+        ...
+
+    def sync(self) -> None:
+        """Make the engine generate with the learner's current weights."""
+        ...
+
+
+def make_engine(config: TrainConfig, learner: Learner, run_dir: Path) -> GenerationEngine:
+    generation = config.generation
+    if generation.backend == "vllm":
+        return VLLMEngine(learner, generation)
+    if generation.backend == "server":
+        server = ServerEngine(generation)
+        if config.weight_sync() == "lora_adapter":
+            sync_dir = Path(generation.sync_dir) if generation.sync_dir else run_dir / "sync"
+            return LoraAdapterSync(server, learner, sync_dir.resolve(), run_dir.name)
+        return NcclSync(server, learner)
+    return LiveEngine(learner)
+
+
+class LiveEngine:
+    """The learner's model itself: updates are visible to the next generate call."""
+
+    def __init__(self, learner: Learner) -> None:
+        self.learner = learner
+
+    def policy(self) -> Policy:
+        return self.learner.policy()
+
+    def sync(self) -> None:
+        pass
+
+
+class VLLMEngine:
+    """An in-process vLLM engine whose weights are overwritten after each update."""
+
+    def __init__(self, learner: Learner, config: GenerationConfig) -> None:
+        from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm
+
+        try:
+            require_vllm()
+            vllm_config = VLLMConfig(**config.vllm)
+        except (ImportError, TypeError) as exc:
+            raise GenerationError(f"generation.backend vllm: {exc}") from None
+        self.learner = learner
+        self._policy = VLLMPolicy(learner.model_dir, vllm_config, name=str(learner.model_dir))
+
+    def policy(self) -> Policy:
+        return self._policy
+
+    def sync(self) -> None:
+        model = _vllm_model(self._policy.llm)
+        model.load_weights(self.learner.named_weights())
+        self._policy.llm.reset_prefix_cache()  # cached KV blocks came from the old weights
+
+
+def _vllm_model(llm: Any) -> Any:
+    """The torch model inside an in-process vLLM engine (where TRL's colocate mode reaches)."""
+    try:
+        return llm.llm_engine.model_executor.driver_worker.model_runner.model
+    except AttributeError:
+        raise GenerationError(
+            "this vLLM keeps its model out of process: set VLLM_ENABLE_V1_MULTIPROCESSING=0, "
+            "or use generation.backend: server"
+        ) from None
+
+
+class ServerEngine:
+    """Requests to an OpenAI-compatible server; the sync strategies below wrap it."""
+
+    def __init__(self, config: GenerationConfig) -> None:
+        assert config.base_url is not None  # the config validator requires it
+        self.base_url = config.base_url.rstrip("/")
+        self.root = self.base_url.removesuffix("/v1")
+        self.timeout_s = config.timeout_s
+        model = config.served_model or self._first_model()
+        self._policy = OpenAIPolicy(
+            model, self.base_url, OpenAIConfig(concurrency=config.concurrency,
+                                               timeout_s=config.timeout_s)
+        )  # fmt: skip
+
+    def policy(self) -> OpenAIPolicy:
+        return self._policy
+
+    def post(self, path: str, body: dict[str, Any]) -> None:
+        """POST a control request (not a generation); a refusal is a GenerationError."""
+        request = urllib.request.Request(
+            f"{self.root}{path}", json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json"},
+        )  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s):
+                pass
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace").strip()[:300]
+            raise GenerationError(f"{self.root}{path}: HTTP {exc.code}: {detail}") from None
+        except OSError as exc:
+            raise GenerationError(f"{self.root}{path}: {exc}") from None
+
+    def models(self) -> list[str]:
+        """What the server serves: the base model, then any loaded LoRA adapters (vLLM)."""
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=self.timeout_s) as r:
+                return [str(entry["id"]) for entry in json.load(r)["data"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise GenerationError(
+                f"{self.base_url}/models: cannot list the served models ({exc}); is the server up?"
+            ) from None
+
+    def _first_model(self) -> str:
+        models = self.models()
+        if not models:
+            raise GenerationError(f"{self.base_url}/models lists no model")
+        return models[0]
+
+
+class LoraAdapterSync:
+    """Each update's LoRA adapter is saved and loaded into the server under a new name.
+
+    vLLM caches adapters by name, so every step gets its own (`RUN-step-N`); the previous one
+    is unloaded and its files removed once the new one is live.
+    """
+
+    def __init__(self, server: ServerEngine, learner: Learner, sync_dir: Path, run: str):
+        self.server = server
+        self.learner = learner
+        self.sync_dir = sync_dir
+        self.prefix = run
+        self.loaded: tuple[str, Path] | None = None
+        # A run resumed after a kill finds its old adapters still loaded: drop them, so the
+        # names can be reused and the server's adapter slots are not leaked.
+        for name in server.models():
+            if name.startswith(f"{run}-step-"):
+                server.post("/v1/unload_lora_adapter", {"lora_name": name})
+
+    def policy(self) -> Policy:
+        return self.server.policy()
+
+    def sync(self) -> None:
+        name = f"{self.prefix}-step-{self.learner.step}"
+        path = self.learner.save_adapter(self.sync_dir / name)
+        self.server.post("/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(path)})
+        self.server.policy().model = name
+        previous, self.loaded = self.loaded, (name, path)
+        if previous is not None and previous[0] != name:
+            self.server.post("/v1/unload_lora_adapter", {"lora_name": previous[0]})
+            shutil.rmtree(previous[1], ignore_errors=True)
+
+
+class NcclSync:
+    """Full weights streamed to a `vllm serve` engine over NCCL with TRL's `VLLMClient`."""
+
+    def __init__(self, server: ServerEngine, learner: Learner) -> None:
+        self.server = server
+        self.learner = learner
+        self.client: Any = None
+
+    def policy(self) -> Policy:
+        return self.server.policy()
+
+    def sync(self) -> None:
+        client = self._client()
+        weights = list(self.learner.named_weights())
+        metadata = [(n, str(t.dtype).removeprefix("torch."), list(t.shape)) for n, t in weights]
+        with client.weight_update():
+            client.update_named_params(metadata, iter(weights))
+        client.reset_prefix_cache()
+
+    def _client(self) -> Any:
+        if self.client is None:
+            try:
+                from trl.generation.vllm_client import VLLMClient
+
+                client = VLLMClient(base_url=self.server.root, connection_timeout=60.0)
+                client.init_communicator(device=self.learner.device)
+            except (ImportError, NotImplementedError, RuntimeError) as exc:
+                raise GenerationError(f"generation.weight_sync nccl: {exc}") from None
+            self.client = client
+        return self.client
