@@ -30,6 +30,7 @@ PARTS = [
     ("rollouts: policy generation", "time/rollout_generation"),
     ("rollouts: env time (sandbox)", "time/rollout_env"),
     ("GRPO update", "time/update"),
+    ("weight sync to the generation engine", "time/weight_sync"),
     ("checkpoint", "time/checkpoint"),
 ]
 

@@ -235,6 +235,7 @@ class Learner:
     def save_adapter(self, out_dir: str | Path) -> Path:
         """The LoRA adapter alone (peft's adapter_config.json + adapter_model.safetensors),
         as vLLM's `/v1/load_lora_adapter` reads it; written atomically."""
+        self._driver_only("save_adapter")
         if not self.config.lora:
             raise ValueError("save_adapter needs a LoRA learner (update.lora: true)")
         return write_atomically(

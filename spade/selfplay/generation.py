@@ -49,6 +49,13 @@ class GenerationEngine(Protocol):
 
 def make_engine(config: TrainConfig, learner: Learner, run_dir: Path) -> GenerationEngine:
     generation = config.generation
+    if generation.backend == "vllm" and learner.world.size > 1:
+        # vLLM in process would join the update's process group (TRL's colocate mode runs one
+        # engine per rank); here rank 0 alone generates, so it takes a server instead.
+        raise GenerationError(
+            "generation.backend vllm runs in a one-process update; with several processes "
+            "use backend: server"
+        )
     if generation.backend == "vllm":
         return VLLMEngine(learner, generation)
     if generation.backend == "server":
