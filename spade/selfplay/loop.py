@@ -104,7 +104,7 @@ class SelfPlayRun:
     def iteration(self) -> dict[str, Any]:
         step, config = self.step, self.config
         rng = random.Random(f"{config.seed}/{step}")
-        respond = self.responder(step)
+        respond = _ProgressResponder(self.responder(step), step)
         timings: dict[str, float] = {}
         started = time.perf_counter()
         candidates: list[Candidate] = []
@@ -143,6 +143,7 @@ class SelfPlayRun:
         self._checkpoint()
         timings["checkpoint"] = time.perf_counter() - checkpoint_started
         timings["total"] = time.perf_counter() - started
+        respond.close()
         metrics = _metrics(candidates, plays, envs, samples, update, timings)
         self.log.write(step, metrics)
         self.log.write_designs(step, [_design_record(c) for c in candidates])
@@ -286,6 +287,26 @@ def _design_record(candidate: Candidate) -> dict[str, Any]:
         "attempts": candidate.attempts, "valid": candidate.valid, "failure": candidate.failure,
         "reply": candidate.reply, "hint": candidate.hint,
     }  # fmt: skip
+
+
+class _ProgressResponder:
+    """Shows what an iteration is generating while it runs (an iteration takes minutes on a
+    CPU): the phase of each batched call (designer, hint, agent) and completions so far."""
+
+    def __init__(self, inner: Responder, step: int) -> None:
+        self.inner = inner
+        self.bar = tqdm(desc=f"  iteration {step}", unit=" completions", position=1,
+                        leave=False, dynamic_ncols=True)  # fmt: skip
+
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[str]]:
+        phases = "+".join(sorted({r.benchmark for r in requests}))
+        self.bar.set_postfix_str(f"{phases}: {len(requests)} prompts", refresh=True)
+        replies = self.inner(requests)
+        self.bar.update(sum(len(r) for r in replies))
+        return replies
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 class _TimedResponder:

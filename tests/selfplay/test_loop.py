@@ -109,12 +109,16 @@ def weights(run: SelfPlayRun) -> torch.Tensor:
     return torch.cat([p.detach().flatten().clone() for p in run.learner.model.parameters()])
 
 
-def test_one_iteration_end_to_end(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_one_iteration_end_to_end(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = load_config(None, tiny_config(tiny_model_dir, **{"corpus.source": None}))
     run = StandInRun(config, tmp_path / "run")
     run.start()
     before = weights(run)
     metrics = run.iteration()
+    shown = capsys.readouterr().err  # the iteration's progress: its phases as they run
+    assert "iteration 0" in shown and "designer: 1 prompts" in shown and "agent:" in shown
     assert metrics["designer/candidates"] == 2 and metrics["designer/valid"] == 2
     assert metrics["envs/played"] == 2 and metrics["agent/episodes"] == 8
     assert metrics["samples/designer"] == 2
