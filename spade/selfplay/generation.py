@@ -20,6 +20,7 @@ vLLM and NCCL need a GPU: those paths are thin and import-guarded. The `server` 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import urllib.error
@@ -62,9 +63,16 @@ def make_engine(config: TrainConfig, learner: Learner, run_dir: Path) -> Generat
         server = ServerEngine(generation)
         if config.weight_sync() == "lora_adapter":
             sync_dir = Path(generation.sync_dir) if generation.sync_dir else run_dir / "sync"
-            return LoraAdapterSync(server, learner, sync_dir.resolve(), run_dir.name)
+            return LoraAdapterSync(server, learner, sync_dir.resolve(), adapter_prefix(run_dir))
         return NcclSync(server, learner)
     return LiveEngine(learner)
+
+
+def adapter_prefix(run_dir: Path) -> str:
+    """The run's adapter names on a server: its directory's name plus a hash of its path, so
+    two runs named alike that share a server never drop each other's adapters."""
+    digest = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
+    return f"{run_dir.name}-{digest}"
 
 
 class LiveEngine:
@@ -166,7 +174,7 @@ class ServerEngine:
 class LoraAdapterSync:
     """Each update's LoRA adapter is saved and loaded into the server under a new name.
 
-    vLLM caches adapters by name, so every step gets its own (`RUN-step-N`); the previous one
+    vLLM caches adapters by name, so every step gets its own (`PREFIX-step-N`); the previous one
     is unloaded and its files removed once the new one is live.
     """
 

@@ -20,7 +20,7 @@ from transformers import AutoModelForCausalLM
 
 from spade.models import SamplingParams, TransformersConfig, TransformersPolicy
 from spade.selfplay.config import load_config
-from spade.selfplay.generation import LiveEngine, LoraAdapterSync, VLLMEngine
+from spade.selfplay.generation import LiveEngine, LoraAdapterSync, VLLMEngine, adapter_prefix
 from tests.models.openai_server import ChatCompletionsServer
 from tests.selfplay.test_loop import StandInRun, tiny_config
 
@@ -53,14 +53,15 @@ def test_server_rollouts_follow_each_update_through_lora_adapters(
     run = StandInRun(server_config(tiny_model_dir, server, iterations=2), tmp_path / "run")
     run.start()
     assert isinstance(run.engine, LoraAdapterSync)
+    prefix = adapter_prefix(tmp_path / "run")
     base = run.engine.policy().generate([PROBE], GREEDY)[0]
     metrics = run.iteration()
     assert metrics["update/optimizer_steps"] >= 1 and "time/weight_sync" in metrics
     agent_models = {r["model"] for r in server.requests if "playing" in str(r["messages"])}
     assert agent_models == {"tiny"}  # step 0 plays with the base weights
-    adapter = (tmp_path / "run/sync/run-step-1").resolve()
+    adapter = (tmp_path / f"run/sync/{prefix}-step-1").resolve()
     assert server.lora_calls == [
-        ("load_lora_adapter", {"lora_name": "run-step-1", "lora_path": str(adapter)})
+        ("load_lora_adapter", {"lora_name": f"{prefix}-step-1", "lora_path": str(adapter)})
     ]
     # The served policy is now the trained one: same greedy tokens, same log-probabilities.
     served = run.engine.policy().generate([PROBE], GREEDY)[0]
@@ -72,12 +73,12 @@ def test_server_rollouts_follow_each_update_through_lora_adapters(
     server.requests.clear()
     run.iteration()
     agent_models = {r["model"] for r in server.requests if "playing" in str(r["messages"])}
-    assert agent_models == {"run-step-1"}  # step 1 plays with step 1's weights
+    assert agent_models == {f"{prefix}-step-1"}  # step 1 plays with step 1's weights
     assert [call[0] for call in server.lora_calls[1:]] == [
         "load_lora_adapter",
         "unload_lora_adapter",
     ]
-    assert set(server.adapters) == {"run-step-2"} and not adapter.exists()
+    assert set(server.adapters) == {f"{prefix}-step-2"} and not adapter.exists()
 
 
 def test_a_resumed_run_resyncs_before_its_first_rollout(
@@ -90,7 +91,8 @@ def test_a_resumed_run_resyncs_before_its_first_rollout(
     del run  # killed; the server keeps serving the adapter it was given
     resumed = StandInRun(config, tmp_path / "run")
     resumed.resume()
-    assert set(server.adapters) == {"run-step-1"}  # dropped, then loaded again for step 1
+    # dropped, then loaded again for step 1
+    assert set(server.adapters) == {f"{adapter_prefix(tmp_path / 'run')}-step-1"}
     assert [call[0] for call in server.lora_calls] == [
         "load_lora_adapter",
         "unload_lora_adapter",
