@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from spade.cli.errors import UsageError, one_line_errors
-from spade.selfplay.config import ConfigError, TrainConfig, dump_config, load_config
+from spade.selfplay.config import ConfigError, TrainConfig, load_config
 
 ABLATIONS = ("no_corpus", "no_memory", "no_designer_training")
 
@@ -85,7 +85,8 @@ def resolve_run(args: argparse.Namespace) -> tuple[TrainConfig, Path, bool]:
                 f"{args.resume} was started with a different config than "
                 f"{args.config}; resume with the run's own config.yaml"
             )
-        if dump_config(config) != saved.read_text() and not args.iterations:
+        original = load_config(saved)
+        if config.model_copy(update={"iterations": original.iterations}) != original:
             raise UsageError(
                 f"{args.resume}: --set/--mode/--ablation would change the run's "
                 "config; only --iterations may change on resume"

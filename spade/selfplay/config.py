@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from spade.rl.config import UpdateConfig
 
@@ -22,6 +29,10 @@ ENV_KINDS: tuple[EnvKind, ...] = ("game", "reasoning", "tool_use")
 RewardKind = Literal["blend", "regret", "solve_rate", "learning_potential"]
 GenerationBackend = Literal["live", "vllm", "server"]
 WeightSync = Literal["auto", "lora_adapter", "nccl"]
+
+
+UPDATE_DEFAULTS: dict[str, Any] = {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048}
+"""The update settings of the laptop default run (the rest are UpdateConfig's defaults)."""
 
 
 class ConfigError(ValueError):
@@ -144,9 +155,10 @@ class TrainConfig(_Strict):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     update: dict[str, Any] = Field(
-        default_factory=lambda: {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048},
-        description="spade.rl.config.UpdateConfig fields",
-    )
+        default_factory=lambda: dict(UPDATE_DEFAULTS),
+        description="spade.rl.config.UpdateConfig fields; those not given keep the laptop "
+        "defaults here, then UpdateConfig's",
+    )  # fmt: skip
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     generation_batch_size: int = Field(8, ge=1, description="conversations per generate call")
     check_seeds: int = Field(3, ge=1, description="seeds `spade-suite check` plays per env")
@@ -162,6 +174,27 @@ class TrainConfig(_Strict):
         if sync == "auto":
             return "lora_adapter" if self.update_config().lora else "nccl"
         return sync
+
+    @field_validator("update")
+    @classmethod
+    def _keep_laptop_defaults(cls, update: dict[str, Any]) -> dict[str, Any]:
+        # `update: {lora: true}` (or --set update.lora=true) changes one field, not all three.
+        return {**UPDATE_DEFAULTS, **update}
+
+    @model_validator(mode="after")
+    def _one_sampling_temperature(self) -> TrainConfig:
+        # The loss scores each token under softmax(logits / update.temperature), as TRL does:
+        # that must be the distribution the rollouts sampled from, or the gradient is biased.
+        trained = float(self.update.get("temperature", 1.0))
+        for role, sampled in (("designer", self.designer.temperature),
+                              ("agent", self.agent.temperature)):  # fmt: skip
+            if sampled > 0 and sampled != trained:
+                raise ValueError(
+                    f"{role}.temperature {sampled} differs from update.temperature {trained}: "
+                    "the update must score tokens under the temperature they were sampled at; "
+                    "set update.temperature to match (both roles share it)"
+                )
+        return self
 
     @model_validator(mode="after")
     def _adapters_need_lora(self) -> TrainConfig:

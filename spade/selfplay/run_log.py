@@ -24,23 +24,28 @@ class RunLog:
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / "metrics.jsonl"
         self.run_dir = run_dir
-        self._writer: Any = None
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self._writer = SummaryWriter(str(run_dir / "tensorboard"))
-        except ImportError:  # tensorboard is optional for the run itself
-            self._writer = None
+        self._writer: Any = None  # opened on the first write: a run that fails to start
+        # (a bad --resume, say) must leave its directory as it was
 
     def write(self, step: int, metrics: dict[str, Any]) -> None:
         record = {"step": step, **metrics}
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, default=float) + "\n")
-        if self._writer is not None:
+        writer = self._tensorboard()
+        if writer is not None:
             for key, value in metrics.items():
                 if isinstance(value, (int, float)) and math.isfinite(value):
-                    self._writer.add_scalar(key, value, step)
-            self._writer.flush()
+                    writer.add_scalar(key, value, step)
+            writer.flush()
+
+    def _tensorboard(self) -> Any:
+        if self._writer is None:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError:  # tensorboard is optional for the run itself
+                return None
+            self._writer = SummaryWriter(str(self.run_dir / "tensorboard"))
+        return self._writer
 
     def write_designs(self, step: int, designs: list[dict[str, Any]]) -> None:
         """Every designer completion of an iteration and its fate, for inspection

@@ -184,6 +184,7 @@ def test_fixed_baseline_trains_the_agent_on_a_suite_without_a_designer(
         (["--set", "agent.plays=0"], "agent.plays"),
         (["--set", "update.lr=oops"], "update"),
         (["--config", "/nonexistent.yaml"], "cannot read"),
+        (["--set", "agent.temperature=0.7"], "differs from update.temperature 1.0"),
     ],
 )
 def test_bad_config_is_a_one_line_error(args: list[str], message: str, tmp_path: Path) -> None:
@@ -194,14 +195,35 @@ def test_bad_config_is_a_one_line_error(args: list[str], message: str, tmp_path:
     assert not (tmp_path / "r").exists()
 
 
-def test_resume_with_a_changed_config_is_refused(tmp_path: Path) -> None:
+def test_an_update_override_keeps_the_other_laptop_defaults() -> None:
+    overrides = {"update.lora": True, "update.temperature": 0.7, "agent.temperature": 0.7,
+                 "designer.temperature": 0.7}  # fmt: skip
+    config = load_config(None, overrides)
+    assert config.update == {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048,
+                             "lora": True, "temperature": 0.7}  # fmt: skip
+    assert config.update_config().micro_batch_size == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        (["--set", "agent.plays=5"], True),
+        (["--iterations", "5", "--set", "agent.plays=5"], True),  # more iterations, not more
+        (["--iterations", "5"], False),
+        ([], False),  # a config.yaml naming some fields only is the same config as written
+    ],
+)
+def test_resume_with_a_changed_config_is_refused(
+    tmp_path: Path, args: list[str], refused: bool
+) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    (run_dir / "config.yaml").write_text("iterations: 2\n")
-    command = [sys.executable, "-m", "spade.cli.train", "--resume", str(run_dir),
-               "--set", "agent.plays=5"]  # fmt: skip
+    (run_dir / "config.yaml").write_text("iterations: 2\nupdate: {lr: 1.0e-5}\n")
+    command = [sys.executable, "-m", "spade.cli.train", "--resume", str(run_dir), *args]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2 and "change" in result.stderr
+    assert result.returncode == 2
+    # Accepted, the resume goes on to look for a checkpoint (there is none here).
+    assert ("would change the run's config" in result.stderr) == refused, result.stderr
     assert sorted(p.name for p in run_dir.iterdir()) == ["config.yaml"]
 
 
