@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -41,6 +41,7 @@ from spade.rl.grpo import completion_logprobs, grpo_update
 from spade.rl.metrics import UpdateMetrics
 from spade.rl.samples import Batch, TrainingSample, end_of_turn_id, tokenize_sample
 
+_T = TypeVar("_T")
 FORMAT_VERSION = 1
 WEIGHTS = "trainable.safetensors"
 OPTIMIZER = "optimizer.pt"
@@ -187,7 +188,7 @@ class Learner:
             if found is None:
                 raise CheckpointError(f"{path} is not a checkpoint and holds no complete one")
             path = found
-        meta = json.loads((path / MARKER).read_text())
+        meta = _read(path, lambda: json.loads((path / MARKER).read_text()))
         if meta.get("format_version") != FORMAT_VERSION:
             raise CheckpointError(f"{path}: format_version {meta.get('format_version')} unknown")
         if meta["lora"] != self.config.lora:
@@ -195,11 +196,20 @@ class Learner:
                 f"{path} was trained with lora={meta['lora']}, this learner has "
                 f"lora={self.config.lora}: resume with the run's own config"
             )
+        # Everything is read before anything is restored: a damaged file leaves this learner
+        # as it was and is reported in one line.
+        weights = _read(path, lambda: load_file(str(path / WEIGHTS), device=str(self.device)))
+        optimizer_state = _read(
+            path, lambda: torch.load(path / OPTIMIZER, map_location=self.device, weights_only=True)
+        )
+        rng = _read(path, lambda: torch.load(path / RNG, weights_only=True))
         self._tell_followers("load", str(path))  # once found and checked: they load it as is
-        self._load_trainable(load_file(str(path / WEIGHTS), device=str(self.device)), path)
-        optimizer_state = torch.load(path / OPTIMIZER, map_location=self.device, weights_only=True)
-        self.optimizer.load_state_dict(optimizer_state)
-        set_rng_state(torch.load(path / RNG, weights_only=True))
+        self._load_trainable(weights, path)
+        try:
+            self.optimizer.load_state_dict(optimizer_state)
+        except (ValueError, KeyError) as exc:
+            raise CheckpointError(f"{path / OPTIMIZER} does not fit this model: {exc}") from None
+        set_rng_state(rng)
         self.step, self.optimizer_steps = int(meta["step"]), int(meta["optimizer_steps"])
         return path
 
@@ -348,6 +358,15 @@ class _AutocastPolicy(TransformersPolicy):
         if isinstance(self._autocast(), torch.autocast):
             return replace(info, dtype=f"{info.dtype} (autocast bfloat16)")
         return info
+
+
+def _read(path: Path, load: Callable[[], _T]) -> _T:
+    """`load()`, or a CheckpointError naming the damaged checkpoint in one line."""
+    try:
+        return load()
+    except Exception as exc:  # safetensors, zip, pickle, JSON and OS errors all mean damaged
+        first = (str(exc).splitlines() or [""])[0][:200]
+        raise CheckpointError(f"{path}: cannot read it ({type(exc).__name__}: {first})") from None
 
 
 def _merged_state_dict(base: Any) -> dict[str, torch.Tensor]:

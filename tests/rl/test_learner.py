@@ -13,7 +13,14 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from spade.models import SamplingParams, load_policy
-from spade.rl import Learner, TrainingSample, UpdateConfig, latest_checkpoint, list_checkpoints
+from spade.rl import (
+    CheckpointError,
+    Learner,
+    TrainingSample,
+    UpdateConfig,
+    latest_checkpoint,
+    list_checkpoints,
+)
 from spade.rl.grpo import completion_logprobs
 from spade.rl.samples import collate, tokenize_sample
 
@@ -111,6 +118,25 @@ def test_resume_from_a_checkpoint_gives_the_identical_next_update(
     a, b = weights(first), weights(resumed)
     assert all(torch.equal(a[n], b[n]) for n in a)
     assert {**got.as_dict(), "seconds": 0} == {**expected.as_dict(), "seconds": 0}
+
+
+@pytest.mark.parametrize(
+    "damaged", ["trainable.safetensors", "optimizer.pt", "rng.pt", "learner.json"]
+)
+def test_a_damaged_checkpoint_is_a_one_line_error_that_leaves_the_learner_as_it_was(
+    tiny_model_dir: Path, tmp_path: Path, damaged: str
+) -> None:
+    config = UpdateConfig(lr=1e-2)
+    trained = Learner(tiny_model_dir, config)
+    trained.update(BATCH_1)
+    saved = trained.save_checkpoint(tmp_path / "checkpoints")
+    (saved / damaged).write_bytes(b"\x00 not what was written")
+    fresh = Learner(tiny_model_dir, config)
+    before = weights(fresh)
+    with pytest.raises(CheckpointError, match=r"step-000001: cannot read it \(") as caught:
+        fresh.load_checkpoint(tmp_path / "checkpoints")
+    assert "\n" not in str(caught.value)
+    assert fresh.step == 0 and all(torch.equal(before[n], w) for n, w in weights(fresh).items())
 
 
 def test_only_complete_checkpoints_count_and_old_ones_are_pruned(
