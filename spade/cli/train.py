@@ -140,7 +140,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
 
     from spade.corpus import CorpusError
     from spade.models import BuiltinModelError, ModelSpecError
-    from spade.rl.learner import CheckpointError
+    from spade.rl.learner import LearnerError
     from spade.selfplay.generation import GenerationError
     from spade.selfplay.loop import SelfPlayRun
     from spade.suites import SuiteError
@@ -154,7 +154,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     except (
         CorpusError,
         SuiteError,
-        CheckpointError,
+        LearnerError,
         ModelSpecError,
         BuiltinModelError,
         GenerationError,

@@ -11,13 +11,14 @@ if TYPE_CHECKING:
     from spade.rl.checkpoint import latest_checkpoint, list_checkpoints
     from spade.rl.config import UpdateConfig
     from spade.rl.grpo import clipped_surrogate, grpo_update
-    from spade.rl.learner import CheckpointError, Learner
+    from spade.rl.learner import CheckpointError, Learner, LearnerError
     from spade.rl.metrics import RoleMetrics, UpdateMetrics
     from spade.rl.samples import TrainingSample, samples_from_episode
 
 _LAZY = {
     "CheckpointError": "spade.rl.learner",
     "Learner": "spade.rl.learner",
+    "LearnerError": "spade.rl.learner",
     "RoleMetrics": "spade.rl.metrics",
     "TrainingSample": "spade.rl.samples",
     "UpdateConfig": "spade.rl.config",
@@ -39,6 +40,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CheckpointError",
     "Learner",
+    "LearnerError",
     "RoleMetrics",
     "TrainingSample",
     "UpdateConfig",

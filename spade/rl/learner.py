@@ -49,7 +49,11 @@ RNG = "rng.pt"
 EXPORT_NOTE = "spade-export.json"
 
 
-class CheckpointError(ValueError):
+class LearnerError(ValueError):
+    """The learner cannot start: its model or device is unusable; the message says why."""
+
+
+class CheckpointError(LearnerError):
     """A checkpoint does not exist or does not fit this learner; the message says why."""
 
 
@@ -257,7 +261,10 @@ class Learner:
     def _load_model(self) -> Any:
         # Trained weights in float32; a LoRA base is frozen, so it may stay in compute dtype.
         weights_dtype = self.compute_dtype if self.config.lora else torch.float32
-        model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=weights_dtype)
+        model = _read(
+            self.model_dir,
+            lambda: AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=weights_dtype),
+        )
         model.to(self.device)  # type: ignore[arg-type]  # transformers' stubs miss device
         disable_dropout_in_model(model)  # dropout would make the first pass's ratio != 1
         if self.config.gradient_checkpointing:
@@ -396,14 +403,23 @@ def _resolve_model_dir(model_dir: str | Path) -> Path:
         return builtin_model_dir(str(model_dir))
     path = Path(model_dir).expanduser()
     if not (path / "config.json").is_file():
-        raise ValueError(f"{path} is not a Hugging Face model dir (no config.json)")
+        raise LearnerError(
+            f"model {path}: not a Hugging Face model dir (no config.json) nor a built-in alias "
+            f"({', '.join(sorted(BUILTIN_MODELS))})"
+        )
     return path
 
 
 def _device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError as exc:
+        raise LearnerError(f"update.device {name!r}: {exc}") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise LearnerError(f"update.device {name!r}: this machine has no usable CUDA device")
+    return device
 
 
 def _compute_dtype(name: str, device: torch.device) -> torch.dtype:

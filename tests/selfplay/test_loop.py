@@ -185,6 +185,13 @@ def test_fixed_baseline_trains_the_agent_on_a_suite_without_a_designer(
         (["--set", "update.lr=oops"], "update"),
         (["--config", "/nonexistent.yaml"], "cannot read"),
         (["--set", "agent.temperature=0.7"], "differs from update.temperature 1.0"),
+        (["--set", "model=/nonexistent"], "model /nonexistent: not a Hugging Face model dir"),
+        pytest.param(
+            ["--set", "update.device=cuda"],
+            "no usable CUDA device",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA"),
+        ),
+        (["--set", "corpus.source=/nonexistent.jsonl"], "/nonexistent.jsonl: cannot open"),
     ],
 )
 def test_bad_config_is_a_one_line_error(args: list[str], message: str, tmp_path: Path) -> None:
