@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import TypeAdapter, ValidationError
+
 LossType = Literal["dapo", "grpo"]
 DType = Literal["auto", "float32", "bfloat16"]
 
@@ -105,7 +107,17 @@ class UpdateConfig:
                 f"unknown UpdateConfig field(s): {', '.join(unknown)}; "
                 f"valid: {', '.join(sorted(known))}"
             )
-        return cls(**values)
+        try:
+            # Typed like the rest of the run config: "1e-5" (a string to PyYAML) becomes a
+            # float, `lora: maybe` is an error rather than a truthy string.
+            return TypeAdapter(cls).validate_python(values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            message = first["msg"].removeprefix("Value error, ")
+            if not first["loc"]:  # raised by __post_init__, which names the field itself
+                raise ValueError(message) from None
+            field = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"UpdateConfig.{field}: {message}, got {first['input']!r}") from None
 
     def as_dict(self) -> dict[str, Any]:
         values = dataclasses.asdict(self)

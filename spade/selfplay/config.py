@@ -185,7 +185,7 @@ class TrainConfig(_Strict):
     def _one_sampling_temperature(self) -> TrainConfig:
         # The loss scores each token under softmax(logits / update.temperature), as TRL does:
         # that must be the distribution the rollouts sampled from, or the gradient is biased.
-        trained = float(self.update.get("temperature", 1.0))
+        trained = self.update_config().temperature
         for role, sampled in (("designer", self.designer.temperature),
                               ("agent", self.agent.temperature)):  # fmt: skip
             if sampled > 0 and sampled != trained:
@@ -198,7 +198,7 @@ class TrainConfig(_Strict):
 
     @model_validator(mode="after")
     def _adapters_need_lora(self) -> TrainConfig:
-        if self.generation.weight_sync == "lora_adapter" and not self.update.get("lora"):
+        if self.generation.weight_sync == "lora_adapter" and not self.update_config().lora:
             raise ValueError("generation.weight_sync 'lora_adapter' needs update.lora: true")
         return self
 
@@ -220,6 +220,8 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> T
         *parents, leaf = dotted.split(".")
         for key in parents:
             target = target.setdefault(key, {})
+            if not isinstance(target, dict):
+                raise ConfigError(f"{path or 'config'}: {dotted}: {key} is not a section")
         target[leaf] = value
     try:
         config = TrainConfig.model_validate(raw)
@@ -227,11 +229,16 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> T
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "".join(f"{p}: " for p in [".".join(str(p) for p in first["loc"])] if p)
-        message = first["msg"].removeprefix("Value error, ")
+        message = _run_config_names(first["msg"].removeprefix("Value error, "))
         raise ConfigError(f"{path or 'config'}: {where}{message}") from None
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{path or 'config'}: update: {exc}") from None
+        raise ConfigError(f"{path or 'config'}: update: {_run_config_names(str(exc))}") from None
     return config
+
+
+def _run_config_names(message: str) -> str:
+    """UpdateConfig's messages in the run config's terms: its fields live under `update.`."""
+    return message.replace("UpdateConfig.", "update.").replace("UpdateConfig field", "update field")
 
 
 def dump_config(config: TrainConfig) -> str:

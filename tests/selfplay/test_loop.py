@@ -182,7 +182,8 @@ def test_fixed_baseline_trains_the_agent_on_a_suite_without_a_designer(
     [
         (["--set", "agent.nope=1"], "agent.nope"),
         (["--set", "agent.plays=0"], "agent.plays"),
-        (["--set", "update.lr=oops"], "update"),
+        (["--set", "update.lr=oops"], "update.lr: Input should be a valid number"),
+        (["--set", "update.lora=maybe"], "update.lora: Input should be a valid boolean"),
         (["--config", "/nonexistent.yaml"], "cannot read"),
         (["--set", "agent.temperature=0.7"], "differs from update.temperature 1.0"),
         (["--set", "model=/nonexistent"], "model /nonexistent: not a Hugging Face model dir"),
@@ -209,6 +210,8 @@ def test_an_update_override_keeps_the_other_laptop_defaults() -> None:
     assert config.update == {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048,
                              "lora": True, "temperature": 0.7}  # fmt: skip
     assert config.update_config().micro_batch_size == 2
+    # PyYAML reads 1e-5 (no dot) as a string; the update config still takes it as a number.
+    assert load_config(None, {"update.lr": "1e-5"}).update_config().lr == 1e-5
 
 
 @pytest.mark.parametrize(
