@@ -129,8 +129,8 @@ class GenerationConfig(_Strict):
     timeout_s: float = Field(600.0, gt=0, description="server: seconds per request")
     vllm: dict[str, Any] = Field(
         default_factory=dict,
-        description="vllm: spade.models.vllm_backend.VLLMConfig fields, e.g. "
-        "gpu_memory_utilization: 0.3 to leave the GPU room for the update",
+        description="vllm: spade.models.vllm_backend.VLLMConfig fields; "
+        "gpu_memory_utilization defaults to 0.3 here, leaving the GPU's rest to the update",
     )  # fmt: skip
 
     @model_validator(mode="after")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import urllib.error
 import urllib.request
@@ -96,9 +97,12 @@ class VLLMEngine:
 
         try:
             require_vllm()
-            vllm_config = VLLMConfig(**config.vllm)
+            # The learner shares the GPU: leave it most of the memory (TRL's colocate default).
+            vllm_config = VLLMConfig(**{"gpu_memory_utilization": 0.3, **config.vllm})
         except (ImportError, TypeError) as exc:
             raise GenerationError(f"generation.backend vllm: {exc}") from None
+        # The engine core in this process, so that its model is reachable for `load_weights`.
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         self.learner = learner
         self._policy = VLLMPolicy(learner.model_dir, vllm_config, name=str(learner.model_dir))
 
