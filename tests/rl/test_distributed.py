@@ -32,7 +32,7 @@ def two_ranks(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
     env["OMP_NUM_THREADS"] = "1"  # two processes on a 2-core machine
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc_per_node", "2", str(SCRIPT), str(tiny_model_dir), str(out)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
     return out
 
