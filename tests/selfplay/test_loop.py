@@ -140,6 +140,7 @@ def test_one_iteration_end_to_end(
     memory = EnvMemory.load(tmp_path / "run")
     assert len(memory) == 2 and all(e.hint == HINT for e in memory)
     assert (tmp_path / "run/checkpoints").is_dir()
+    assert any((tmp_path / "run/tensorboard").glob("events.out.tfevents.*"))
     # A second iteration: the env is now a near-duplicate of memory and is rejected.
     metrics = run.iteration()
     assert metrics["designer/valid"] == 0
