@@ -79,13 +79,12 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
 def resolve_run(args: argparse.Namespace) -> tuple[TrainConfig, Path, bool]:
     config = requested_config(args)
     if args.resume is not None:
-        saved = args.resume / "config.yaml"
-        if args.config is not None and load_config(args.config) != load_config(saved):
+        original = load_config(args.resume / "config.yaml")
+        if args.config is not None and load_config(args.config) != original:
             raise UsageError(
                 f"{args.resume} was started with a different config than "
                 f"{args.config}; resume with the run's own config.yaml"
             )
-        original = load_config(saved)
         if config.model_copy(update={"iterations": original.iterations}) != original:
             raise UsageError(
                 f"{args.resume}: --set/--mode/--ablation would change the run's "

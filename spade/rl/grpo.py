@@ -362,10 +362,12 @@ def _reduce_grads(params: list[torch.Tensor], world: World) -> None:
     where one process skips it); every trainable parameter of a causal LM takes part."""
     if world.size == 1:
         return
+    grads = []
     for p in params:
         if p.grad is None:
             p.grad = torch.zeros_like(p)
-    world.all_reduce_sum_([p.grad for p in params if p.grad is not None])
+        grads.append(p.grad)
+    world.all_reduce_sum_(grads)
 
 
 _SHARED_TALLIES = ("scored_tokens", "loss_sum", "ratio_sum", "clipped", "entropy_sum", "kl_sum")

@@ -229,12 +229,17 @@ class NcclSync:
 
     def _client(self) -> Any:
         if self.client is None:
+            if self.learner.device.type != "cuda":
+                raise GenerationError(
+                    f"generation.weight_sync nccl streams weights from a CUDA device; this "
+                    f"learner is on {self.learner.device} (a LoRA run can use lora_adapter)"
+                )
             try:
                 from trl.generation.vllm_client import VLLMClient
 
                 client = VLLMClient(base_url=self.server.root, connection_timeout=60.0)
                 client.init_communicator(device=self.learner.device)
-            except (ImportError, NotImplementedError, RuntimeError) as exc:
+            except (ImportError, OSError, RuntimeError) as exc:  # no vLLM, server, or NCCL
                 raise GenerationError(f"generation.weight_sync nccl: {exc}") from None
             self.client = client
         return self.client

@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from spade.atomic import write_atomic
+
 CURVES = [
     ("designer/validity_rate", "designer validity rate"),
     ("envs/win_rate", "agent win rate (no hint)"),
@@ -66,7 +68,7 @@ class RunLog:
                 continue
             lines = [line for line in path.read_text().splitlines() if line.strip()]
             kept = [line for line in lines if json.loads(line)["step"] <= step]
-            path.write_text("".join(line + "\n" for line in kept))
+            write_atomic(path, "".join(line + "\n" for line in kept))  # a kill keeps the old file
 
     def plot(self) -> Path:
         import matplotlib
