@@ -14,6 +14,27 @@ ToolSchema = dict[str, Any]
 parameters}}`."""
 FinishReason = Literal["stop", "length"]
 
+
+@dataclass(frozen=True)
+class TokenPrompt:
+    """A prompt given as token ids (token-in): generated from exactly these, no template.
+
+    Multi-turn training builds each turn's prompt by extending the previous turn's ids with
+    the sampled reply and the template's rendering of what came next, so the learner scores
+    the very tokens the sampler conditioned on.
+    """
+
+    ids: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ids", tuple(int(i) for i in self.ids))
+        if not self.ids:
+            raise ValueError("a token prompt needs at least one token")
+
+
+Prompt = Conversation | TokenPrompt
+"""What a policy generates from: a chat it renders itself, or ready token ids."""
+
 DEFAULT_MAX_NEW_TOKENS = 512
 
 
@@ -32,7 +53,7 @@ class SamplingParams:
     seed: int | None = None
     """Seeds sampling so a call can be repeated; None draws fresh randomness."""
     logprobs: bool = False
-    """Also return the generated token ids and each sampled token's log-probability."""
+    """Also return each sampled token's log-probability."""
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -63,7 +84,9 @@ class Completion:
     completion_tokens: int
     """Tokens generated, including the end-of-turn token when one was generated."""
     token_ids: list[int] | None = None
-    """Generated token ids (with `SamplingParams.logprobs`, on backends that have them)."""
+    """Generated token ids, exactly as sampled: the end-of-turn token included when the
+    reply ended with it, none appended when it was cut off. None only where a remote server
+    does not report them."""
     logprobs: list[float] | None = None
     """Per generated token, log p(token) under softmax(logits / temperature) (temperature 1
     when greedy), before top-p truncation: the quantity a policy-gradient loss recomputes."""
@@ -95,18 +118,19 @@ class Policy(Protocol):
 
     def generate(
         self,
-        conversations: Sequence[Conversation],
+        conversations: Sequence[Prompt],
         sampling: SamplingParams,
         tools: Sequence[list[ToolSchema] | None] | None = None,
     ) -> list[Completion]:
-        """`tools`, when given, holds each conversation's function schemas (or None)."""
+        """`tools`, when given, holds each conversation's function schemas (or None); a
+        `TokenPrompt` carries its tools already rendered (its entry is ignored)."""
         ...
 
     def describe(self) -> PolicyInfo: ...
 
 
 def check_tools_arg(
-    conversations: Sequence[Conversation], tools: Sequence[list[ToolSchema] | None] | None
+    conversations: Sequence[Prompt], tools: Sequence[list[ToolSchema] | None] | None
 ) -> list[list[ToolSchema] | None]:
     """Per-conversation tools, checking that there is one entry per conversation."""
     if tools is None:
