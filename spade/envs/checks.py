@@ -3,24 +3,54 @@
 Everything runs in one sandboxed worker. The first sandbox failure (timeout, crash, output
 flood) ends the run: the remaining checks are reported as not run, so a hostile env costs
 at most one call's time limit.
+
+Every episode is played through `spade.envs.episode` (the rules training, evaluation and the
+reference scores follow too): the turn cap is the env's `max_turns`, else `DEFAULT_TURN_CAP`,
+and `step()` is never called on an episode that has ended, so an env may raise there.
+
+Probes are the actions the checks try besides the env's own solution. Malformed ones (an
+empty string, plain words, text that is not JSON for a tool env) must be answered with an
+observation; in-format ones are what a player of the env could plausibly send: `\\boxed{...}`
+answers for a text env (the reference answer format), and for a tool env one call of each of
+its tools with arguments built from the tool's own schema.
+
+Two checks need a definition of their own:
+
+- `multi_turn`: an env is one-shot when its episodes end on the first action whatever that
+  action is. So it is multi-turn when some in-format first action leaves the episode running:
+  the solution's first action (when the solution takes two or more actions), else a probe, or
+  another seed's solution (in format and, here, usually wrong). A one-action `solution()`
+  alone says nothing: it knows the hidden state, and a lock that answers wrong codes with
+  feedback is played over many turns by anyone who does not. Malformed probes do not count:
+  a quiz that asks again after a typo is still a one-shot quiz.
+- `ends_within_max_turns`: a declared `max_turns` is a promise the env makes about its own
+  episodes, and it is the turn cap every player uses, so the env must end every episode by
+  then (here: a run of probes). An env that declares none may run on: our cap truncates its
+  episodes from outside, they count as truncated and are masked from training, exactly as a
+  real player's long episode would be, so that alone is no fault. What such an env must do is
+  fit its solution within the cap, or no player can ever solve it there; `solution_solves`
+  checks that for every env (declared budget or our cap).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import jsonschema
+
+from spade.envs.episode import DEFAULT_TURN_CAP, EnvEpisode, play_actions, turn_cap
 from spade.envs.remote import EnvSpec, RemoteEnv
-from spade.envs.tools import ToolSchemaError, validate_tools
+from spade.envs.tools import ToolSchemaError, tool_call_action, validate_tools
 from spade.sandbox import EnvCallError, SandboxConfig, SandboxError
 
-DEFAULT_TURN_CAP = 100
-"""Turn cap for envs that declare no `max_turns`."""
-
-PROBE_TEXT_ACTIONS = ["", "\\boxed{}", "\\boxed{0}", "hello", "\\boxed{?!}"]
-PROBE_TOOL_ACTIONS = ["not json", '{"name": "no_such_tool", "arguments": {}}', "{}", "[]"]
+MALFORMED_TEXT_ACTIONS = ["", "hello"]
+IN_FORMAT_TEXT_ACTIONS = ["\\boxed{}", "\\boxed{0}", "\\boxed{a}", "\\boxed{?!}"]
+MALFORMED_TOOL_ACTIONS = ["not json", '{"name": "no_such_tool", "arguments": {}}', "{}", "[]"]
+# In-format tool probes are built per env from its tool schemas (`_tool_probes`).
 
 
 @dataclass
@@ -58,7 +88,23 @@ class _Abort(Exception):
     """The sandbox gave up on the env: remaining checks cannot run."""
 
 
+@dataclass(frozen=True)
+class _Probes:
+    malformed: list[str]
+    in_format: list[str]
+
+    @property
+    def all(self) -> list[str]:
+        return self.malformed + self.in_format
+
+
 Trace = list[tuple[str, float, bool, bool]]
+
+
+def _trace(episode: EnvEpisode) -> Trace:
+    """The reset observation, then each step's observation, reward and end flags."""
+    first = (episode.observations[0], 0.0, False, False)
+    return [first, *((s.observation, s.reward, s.terminated, s.truncated) for s in episode.steps)]
 
 
 class _Validator:
@@ -66,29 +112,34 @@ class _Validator:
         self.env = env
         self.seeds = seeds
         self.spec: EnvSpec | None = None
-        self.solution_lengths: dict[int, int] = {}
+        self.solutions: dict[int, list[str]] = {}
         self.returns: list[float] = []
         self.classes: list[str] = []
+        self._probe_cache: _Probes | None = None
 
     # -- helpers -------------------------------------------------------------------------
     @property
     def turn_cap(self) -> int:
         assert self.spec is not None
-        return self.spec.max_turns or DEFAULT_TURN_CAP
+        return turn_cap(self.spec.max_turns)
 
-    def _play(self, seed: int, actions: list[str], stop_at_end: bool = True) -> Trace:
-        observation, _ = self.env.reset(seed)
-        trace: Trace = [(observation, 0.0, False, False)]
-        for action in actions:
-            result = self.env.step(action)
-            trace.append(result[:4])
-            if stop_at_end and (result.terminated or result.truncated):
-                break
-        return trace
+    def _solution(self, seed: int) -> list[str]:
+        self.env.reset(seed)  # the contract: solution() is called right after reset(seed)
+        return self.env.solution()
 
-    def _probe_actions(self) -> list[str]:
+    def _play_solution(self, seed: int) -> tuple[list[str], EnvEpisode]:
+        actions = self._solution(seed)
+        return actions, play_actions(self.env, seed, actions)
+
+    def _probes(self) -> _Probes:
         assert self.spec is not None
-        return PROBE_TOOL_ACTIONS if self.spec.is_tool_env else PROBE_TEXT_ACTIONS
+        if self._probe_cache is None:
+            if self.spec.is_tool_env:
+                tools = self.spec.tools or []
+                self._probe_cache = _Probes(MALFORMED_TOOL_ACTIONS, _tool_probes(tools))
+            else:
+                self._probe_cache = _Probes(MALFORMED_TEXT_ACTIONS, IN_FORMAT_TEXT_ACTIONS)
+        return self._probe_cache
 
     # -- checks (each returns a detail string or raises CheckFailed) ---------------------
     def check_loads(self) -> str:
@@ -126,26 +177,29 @@ class _Validator:
 
     def check_solution_returns_actions(self) -> str:
         for seed in self.seeds:
-            self.env.reset(seed)
-            actions = self.env.solution()
+            actions = self._solution(seed)
             if not actions:
                 raise CheckFailed(f"solution() returned no actions for seed {seed}")
-            self.solution_lengths[seed] = len(actions)
-        lengths = sorted(self.solution_lengths.values())
+            self.solutions[seed] = actions
+        lengths = sorted(len(actions) for actions in self.solutions.values())
         return f"{lengths[0]}–{lengths[-1]} actions over {len(self.seeds)} seeds"
+
+    def check_invalid_action_handled(self) -> str:
+        # Each probe once as the first action (some envs end on the first wrong one), the
+        # others after it in turn, until the episode ends.
+        probes = self._probes().all
+        steps = 0
+        for start in range(len(probes)):
+            episode = play_actions(self.env, self.seeds[0], probes[start:] + probes[:start])
+            steps += len(episode.steps)
+        return f"{len(probes)} probe actions answered with observations ({steps} steps)"
 
     def check_step_types(self) -> str:
         steps = 0
         for seed in self.seeds[:2]:
-            self.env.reset(seed)
-            steps += len(self._play(seed, self.env.solution())) - 1
-            steps += len(self._play(seed, self._probe_actions())) - 1
+            steps += len(self._play_solution(seed)[1].steps)
+            steps += len(play_actions(self.env, seed, self._probes().all).steps)
         return f"{steps} steps returned well-typed 5-tuples with reward in [0, 1]"
-
-    def check_invalid_action_handled(self) -> str:
-        probes = self._probe_actions()
-        trace = self._play(self.seeds[0], probes)
-        return f"{len(trace) - 1} malformed actions answered with observations"
 
     def check_deterministic(self) -> str:
         seed = self.seeds[0]
@@ -154,43 +208,51 @@ class _Validator:
             self.env.reset(seed)
             # Hidden state and solution too: an unseeded env often looks alike on the surface.
             state, solution = self.env.state(), self.env.solution()
-            trace = self._play(seed, solution + self._probe_actions(), stop_at_end=False)
-            runs.append((state, solution, trace))
-        (state_a, solution_a, trace_a), (state_b, solution_b, trace_b) = runs
+            # Each episode up to its end, then a fresh reset: never a step after the end.
+            solved = play_actions(self.env, seed, solution)
+            probed = play_actions(self.env, seed, self._probes().all)
+            runs.append((state, solution, _trace(solved), _trace(probed)))
+        (state_a, solution_a, *traces_a), (state_b, solution_b, *traces_b) = runs
         if state_a != state_b:
             keys = sorted(k for k in state_a.keys() | state_b.keys()
                           if state_a.get(k) != state_b.get(k))  # fmt: skip
             raise CheckFailed(f"seed {seed}: hidden state after reset differs in {keys[:5]}")
         if solution_a != solution_b:
             raise CheckFailed(f"seed {seed}: solution() differs between two resets")
-        for index, (a, b) in enumerate(zip(trace_a, trace_b, strict=True)):
-            if a != b:
+        for what, trace_a, trace_b in zip(("solution", "probe"), traces_a, traces_b, strict=True):
+            index = _first_difference(trace_a, trace_b)
+            if index is not None:
                 where = "reset" if index == 0 else f"step {index}"
+                a, b = _at(trace_a, index), _at(trace_b, index)
                 raise CheckFailed(
-                    f"seed {seed} replayed differently at {where}: {_short(a)} vs {_short(b)}"
+                    f"seed {seed} replayed differently ({what} episode) at {where}: "
+                    f"{_short(a)} vs {_short(b)}"
                 )
-        return f"seed {seed} replayed identically (state, solution, {len(trace_a) - 1} steps)"
+        solution_steps, probe_steps = (len(trace) - 1 for trace in traces_a)
+        return (
+            f"seed {seed} replayed identically (state, solution, {solution_steps} solution "
+            f"steps, {probe_steps} probe steps)"
+        )
 
     def check_solution_solves(self) -> str:
+        cap = self.turn_cap
         for seed in self.seeds:
-            self.env.reset(seed)
-            actions = self.env.solution()
-            if len(actions) > self.turn_cap:
+            actions = self._solution(seed)
+            if len(actions) > cap:
+                raise CheckFailed(f"seed {seed}: solution has {len(actions)} actions, more than "
+                                  f"the {_cap_words(self.spec)} of {cap}")  # fmt: skip
+            episode = play_actions(self.env, seed, actions)
+            reward = episode.final_reward
+            self.returns.append(reward if episode.terminated else 0.0)
+            if len(episode.steps) < len(actions):
                 raise CheckFailed(
-                    f"seed {seed}: solution has {len(actions)} actions > max_turns {self.turn_cap}"
-                )
-            trace = self._play(seed, actions)
-            _, reward, terminated, truncated = trace[-1]
-            self.returns.append(reward if terminated else 0.0)
-            if len(trace) - 1 < len(actions):
-                raise CheckFailed(
-                    f"seed {seed}: episode ended after {len(trace) - 1} of "
+                    f"seed {seed}: episode ended after {len(episode.steps)} of "
                     f"{len(actions)} solution actions with reward {reward}"
                 )
-            if not (terminated and reward == 1.0):
+            if not episode.solved:
                 raise CheckFailed(
                     f"seed {seed}: solution ended with reward {reward}, "
-                    f"terminated={terminated}, truncated={truncated}"
+                    f"terminated={episode.terminated}, truncated={episode.truncated}"
                 )
         return f"reward 1.0 on seeds {self.seeds}"
 
@@ -198,35 +260,56 @@ class _Validator:
         seed = self.seeds[1] if len(self.seeds) > 1 else self.seeds[0] + 1
         other = self.seeds[0]
         first_obs, _ = self.env.reset(other)
-        second_obs, _ = self.env.reset(seed)
-        actions = self.env.solution()
-        trace = self._play(seed, actions)
-        if trace[-1][1] != 1.0:
-            raise CheckFailed(f"seed {seed}: solution reached reward {trace[-1][1]}")
-        same = f" (same first observation as seed {other})" if first_obs == second_obs else ""
-        return f"seed {seed} works{same}"
+        _, episode = self._play_solution(seed)
+        if not episode.solved:
+            raise CheckFailed(
+                f"seed {seed}: solution reached reward {episode.final_reward}, "
+                f"terminated={episode.terminated}"
+            )
+        same = f" (same first observation as seed {other})"
+        return f"seed {seed} works{same if episode.observations[0] == first_obs else ''}"
 
     def check_ends_within_max_turns(self) -> str:
-        probes = self._probe_actions()
-        actions = [probes[i % len(probes)] for i in range(self.turn_cap + 1)]
-        trace = self._play(self.seeds[0], actions)
-        steps = len(trace) - 1
-        _, _, terminated, truncated = trace[-1]
-        if not (terminated or truncated) or steps > self.turn_cap:
+        assert self.spec is not None
+        declared, cap = self.spec.max_turns, self.turn_cap
+        probes = self._probes().all
+        actions = [probes[i % len(probes)] for i in range(cap)]
+        episode = play_actions(self.env, self.seeds[0], actions)
+        steps = len(episode.steps)
+        if episode.terminated or episode.truncated:
+            how = "terminated" if episode.terminated else "truncated"
+            budget = f"max_turns {declared}" if declared else "no max_turns declared"
+            return f"the env {how} the episode after {steps} probe actions ({budget})"
+        if declared is not None:
             raise CheckFailed(
-                f"episode still running after {steps} steps (max_turns {self.turn_cap})"
+                f"episode still running after {steps} probe actions: the env declares "
+                f"max_turns={declared} but does not end its episodes by then"
             )
-        how = "terminated" if terminated else "truncated"
-        return f"{how} after {steps} malformed actions (max_turns {self.turn_cap})"
+        return (
+            f"no max_turns declared: still running after {steps} probe actions, where the "
+            f"turn cap of {cap} truncates the episode (its solutions fit within the cap)"
+        )
 
     def check_multi_turn(self) -> str:
-        longest = max(self.solution_lengths.values(), default=0)
-        if longest < 2:
-            raise CheckFailed(
-                "solution() takes a single action on every checked seed: a "
-                "one-shot env carries no multi-turn learning signal"
-            )
-        return f"solutions need up to {longest} actions"
+        longest = max((len(actions) for actions in self.solutions.values()), default=0)
+        if longest >= 2:
+            # solution_solves saw the episode go on after the solution's first action.
+            return f"solutions need up to {longest} actions"
+        firsts = [actions[0] for actions in self.solutions.values() if actions]
+        probes = list(dict.fromkeys(self._probes().in_format + firsts))
+        for seed in self.seeds:
+            for probe in probes:
+                episode = play_actions(self.env, seed, [probe])
+                if not episode.over:
+                    return (
+                        f"solution() is one action, but the episode goes on after the first "
+                        f"action {_short(probe, 40)} on seed {seed}"
+                    )
+        raise CheckFailed(
+            f"one-shot: every episode ends on its first action ({len(probes)} in-format "
+            f"actions, other seeds' solutions among them, on seeds {self.seeds}); a one-shot "
+            "env carries no multi-turn learning signal"
+        )
 
     CHECKS: tuple[str, ...] = (
         "loads", "single_env_class", "constructs", "tool_schemas", "reset_returns_text",
@@ -235,6 +318,82 @@ class _Validator:
     )  # fmt: skip
     # Without these nothing else can run.
     FATAL = frozenset({"loads", "single_env_class", "constructs", "reset_returns_text"})
+
+
+def _cap_words(spec: EnvSpec | None) -> str:
+    return "declared max_turns" if spec and spec.max_turns else "turn cap (no max_turns declared)"
+
+
+def _first_difference(a: Trace, b: Trace) -> int | None:
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return index
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def _at(trace: Trace, index: int) -> object:
+    return trace[index] if index < len(trace) else "episode over"
+
+
+def _tool_probes(tools: list[dict[str, Any]]) -> list[str]:
+    """One well-formed call of each tool, its required arguments built from its schema."""
+    probes = []
+    for tool in tools:
+        try:
+            function = tool["function"]
+            parameters = function["parameters"]
+            arguments = _example(parameters, 0)
+            fits = jsonschema.Draft202012Validator(parameters).is_valid(arguments)
+            if isinstance(arguments, dict) and fits:
+                probes.append(tool_call_action(function["name"], arguments))
+        except (KeyError, TypeError, ValueError, jsonschema.SchemaError):
+            continue  # a bad schema is check_tool_schemas' verdict, not a probe
+    return probes
+
+
+def _example(schema: Any, depth: int) -> Any:
+    """A plain value that fits `schema`: the first choice, the low end, the shortest."""
+    if not isinstance(schema, dict) or depth > 8:
+        return "x"
+    if "const" in schema:
+        return schema["const"]
+    for key in ("enum", "examples"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return schema[key][0]
+    if "default" in schema:
+        return schema["default"]
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(options, list) and options:
+        return _example(options[0], depth + 1)
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind in ("integer", "number"):
+        return _number(schema, kind == "integer")
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    if kind == "array":
+        return [_example(schema.get("items"), depth + 1)] * int(schema.get("minItems", 0))
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {name: _example(properties.get(name), depth + 1)
+                for name in schema.get("required", [])}  # fmt: skip
+    return "x" * max(1, int(schema.get("minLength", 1)))
+
+
+def _number(schema: dict[str, Any], integer: bool) -> int | float:
+    value: float = 0
+    if "minimum" in schema:
+        value = max(value, schema["minimum"])
+    if "exclusiveMinimum" in schema:
+        value = max(value, schema["exclusiveMinimum"] + 1)
+    if "maximum" in schema:
+        value = min(value, schema["maximum"])
+    if "exclusiveMaximum" in schema:
+        value = min(value, schema["exclusiveMaximum"] - 1)
+    return math.ceil(value) if integer else value
 
 
 def _short(value: object, limit: int = 80) -> str:

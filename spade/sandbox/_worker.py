@@ -169,7 +169,13 @@ class Worker:
     def op_state(self) -> dict:
         """The env's instance attributes, for hint-leak detection (plain values only)."""
         env = self._instance()
-        return {"state": _plain({k: v for k, v in vars(env).items() if not k.startswith("__")})}
+        attributes = dict(getattr(env, "__dict__", {}))
+        for klass in type(env).__mro__:  # an env class may keep its state in __slots__
+            slots = klass.__dict__.get("__slots__", ())
+            for name in [slots] if isinstance(slots, str) else slots:
+                if hasattr(env, name):
+                    attributes.setdefault(name, getattr(env, name))
+        return {"state": _plain({k: v for k, v in attributes.items() if not k.startswith("__")})}
 
     def op_close(self) -> dict:
         self._close_current()

@@ -1,15 +1,15 @@
 """Reference scores: how the env's own solution() and a random agent do on given seeds.
 
-An episode's return is the reward of its last step (the contract); it counts as solved when
-that step has reward 1.0 and terminated=True. Both players run against the sandboxed env.
+Both players run against the sandboxed env under the episode rules of `spade.envs.episode`
+(turn cap, never a step after the end): an episode's return is the reward of its last step,
+and it is solved by the one rule `is_solved` (terminated with reward 1.0).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from spade.envs.checks import DEFAULT_TURN_CAP
+from spade.envs.episode import EnvEpisode, play_actions
 from spade.envs.remote import EnvLoadError, RemoteEnv
 from spade.sandbox import SandboxConfig, SandboxError
 from spade.suites.manifest import ReferenceScores
@@ -27,12 +27,16 @@ class Episode:
     solved: bool
     steps: int
 
+    @classmethod
+    def of(cls, episode: EnvEpisode, seed: int) -> Episode:
+        return cls(seed, episode.final_reward, episode.solved, len(episode.steps))
+
 
 def play_solution(env: RemoteEnv, seed: int) -> Episode:
     """Play the env's own solution() for `seed`."""
     try:
-        env.reset(seed)
-        return _play(env, seed, iter(env.solution()).__next__)
+        env.reset(seed)  # the contract: solution() is called right after reset(seed)
+        return Episode.of(play_actions(env, seed, env.solution()), seed)
     except (SandboxError, EnvLoadError) as exc:
         raise PlayError(f"solution on seed {seed}: {exc}") from None
 
@@ -41,27 +45,18 @@ def play_random(env: RemoteEnv, seed: int) -> Episode:
     """Play one episode of the seeded random agent on `seed`."""
     try:
         agent = RandomAgent(agent_seed(seed), env.spec.tools)
-        observation, _ = env.reset(seed)
-        agent.begin(observation)
-        return _play(env, seed, agent.act)
+        turns = 0
+
+        def act(observation: str) -> str:
+            nonlocal turns
+            if turns == 0:
+                agent.begin(observation)  # the agent reads only the first observation
+            turns += 1
+            return agent.act()
+
+        return Episode.of(play_actions(env, seed, act), seed)
     except (SandboxError, EnvLoadError) as exc:
         raise PlayError(f"random agent on seed {seed}: {exc}") from None
-
-
-def _play(env: RemoteEnv, seed: int, next_action: Callable[[], str]) -> Episode:
-    cap = env.spec.max_turns or DEFAULT_TURN_CAP
-    reward, terminated, steps = 0.0, False, 0
-    while steps < cap:
-        try:
-            action = next_action()
-        except StopIteration:  # the solution ran out of actions
-            break
-        result = env.step(action)
-        steps += 1
-        reward, terminated = result.reward, result.terminated
-        if result.terminated or result.truncated:
-            break
-    return Episode(seed, reward, terminated and reward == 1.0, steps)
 
 
 def reference_scores(env: RemoteEnv, seeds: list[int]) -> ReferenceScores:

@@ -97,6 +97,10 @@ def broken(old: str, new: str, base: str = GOOD_TEXT) -> str:
     return base.replace(old, new, 1)
 
 
+# One guess and the episode is over, right or wrong: a quiz (its one-action solution is below).
+QUIZ = broken("right / 4, False,", "right / 4, True,")
+QUIZ = broken('"Invalid guess.", 0.0, False,', '"Invalid guess.", 0.0, True,', QUIZ)
+
 # check name -> source that fails exactly there
 BROKEN = {
     "loads": broken("import random, re", "import random, re\ndef oops(:\n    pass"),
@@ -126,5 +130,9 @@ BROKEN = {
     "ends_within_max_turns": broken(
         "self.turns >= self.max_turns, {}\n        guess", "False, {}\n        guess"
     ),
-    "multi_turn": broken('return ["\\\\boxed{000}", ', "return ["),
+    "multi_turn": broken('return ["\\\\boxed{000}", ', "return [", QUIZ),
 }
+
+# A privileged one-action solution (it knows the code), but wrong guesses get feedback and the
+# episode goes on: multi-turn for a player who does not know the code.
+ORACLE_LOCK = broken('return ["\\\\boxed{000}", ', "return [")

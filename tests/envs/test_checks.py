@@ -3,7 +3,7 @@
 import pytest
 
 from spade.envs import validate_source
-from tests.envs.sources import BROKEN, GOOD_TEXT, GOOD_TOOL
+from tests.envs.sources import BROKEN, GOOD_TEXT, GOOD_TOOL, ORACLE_LOCK
 
 
 @pytest.mark.parametrize("source", [GOOD_TEXT, GOOD_TOOL], ids=["text", "tool_use"])
@@ -35,3 +35,11 @@ def test_fatal_failure_marks_the_rest_not_run() -> None:
     assert "SyntaxError" in report.checks[0].detail
     assert all(c.detail.startswith("not run") for c in report.checks[1:])
     assert report.class_name is None and report.reference_return is None
+
+
+def test_one_action_oracle_with_feedback_is_multi_turn() -> None:
+    # solution() knows the code, so it is one guess; a player gets feedback and guesses again.
+    report = validate_source(ORACLE_LOCK)
+    assert report.valid, report.failed()
+    multi_turn = next(c for c in report.checks if c.name == "multi_turn")
+    assert "goes on after the first action" in multi_turn.detail
