@@ -112,7 +112,10 @@ class Worker:
     def op_new(self) -> dict:
         if self.env_class is None:
             raise ContractError("load() must find exactly one class whose name ends in 'Env'")
-        self._close_current()
+        # Closing the instance this one replaces is housekeeping, no call of the env's user:
+        # its close() failing (one that assumes reset() ran, say) is not the new one's fault.
+        with contextlib.suppress(Exception):
+            self._close_current()
         env = self.env_class()
         self.env = env
         tools = getattr(env, "tools", None)
