@@ -21,10 +21,10 @@ from spade.suites import (
     VerifyReport,
     freeze_suite,
     list_suites,
+    lookup_roots,
     publish_suite,
     read_manifest,
     resolve_suite,
-    suites_root,
     verify_suite,
 )
 from spade.suites.seeds import DEFAULT_EVAL_SEEDS
@@ -156,7 +156,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
     elif not rows:
-        print(f"no suites under {suites_root(args.root)}")
+        print(f"no suites under {' or '.join(map(str, lookup_roots(args.root)))}")
     else:
         if not any(row["error"] for row in rows):
             for row in rows:
@@ -234,7 +234,9 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
 
 def add_root_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--root", help="suites folder (default: $SPADE_SUITES_ROOT, else ./envs_snapshots)"
+        "--root",
+        help="suites folder (default: $SPADE_SUITES_ROOT, else ./envs_snapshots, which lookups "
+        "follow with the suites spade ships)",
     )
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Protocol
 
 from spade.evals.declarations import Declaration, DeclarationError
-from spade.evals.samples import ProgressCallback, Responder, SampleResult
+from spade.evals.samples import ProgressCallback, SampleResult
+from spade.rollout import Responder
 
 
 class Benchmark(Protocol):

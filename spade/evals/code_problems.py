@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from spade.evals.code_extract import extract_solution, parse_quietly
-from spade.evals.samples import Message
+from spade.models.policy import Message
 
 HUMANEVAL_INSTRUCTION = (
     "Complete the following Python function. Reply with the complete function (signature "

@@ -10,6 +10,7 @@ estimator.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,8 +20,9 @@ from spade.evals.benchmark import check_known_ids
 from spade.evals.code_metrics import pass_at_k_metrics
 from spade.evals.code_problems import LOADERS, CodeProblem, humaneval_problem, mbpp_problems
 from spade.evals.declarations import Declaration, DeclarationError
-from spade.evals.samples import GenRequest, ProgressCallback, Responder, SampleResult
-from spade.sandbox import SandboxConfig
+from spade.evals.samples import ProgressCallback, SampleResult
+from spade.rollout import GenRequest, Responder
+from spade.sandbox import default_config
 from spade.sandbox.programs import ProgramResult, run_programs
 
 _DETAIL_CHARS = 500
@@ -96,12 +98,12 @@ class CodeBenchmark:
         ids = list(dict.fromkeys(ids))  # one result per sample, as the other runners
         problems = self.problems(data_dir)
         check_known_ids(self.declaration.name, ids, problems)
-        settings = self.declaration.generation.settings()
+        generation = self.declaration.generation
+        sampling = generation.sampling()
         chosen = [problems[i] for i in ids]
-        requests = [
-            GenRequest(self.declaration.name, p.sample_id, p.messages, settings) for p in chosen
-        ]
-        outputs = respond(requests)
+        requests = [GenRequest(self.declaration.name, p.sample_id, p.messages, sampling,
+                               n=generation.n) for p in chosen]  # fmt: skip
+        outputs = [[c.text for c in reply] for reply in respond(requests)]
         solutions = [
             [p.solution(text) for text in texts] for p, texts in zip(chosen, outputs, strict=True)
         ]
@@ -140,7 +142,7 @@ class CodeBenchmark:
                 if remaining[sample] == 0 and progress is not None:
                     progress(1)
 
-        config = SandboxConfig(memory_mb=self.options.memory_mb)
+        config = replace(default_config(), memory_mb=self.options.memory_mb)  # configured backend
         ran = run_programs(programs, self.options.timeout_s, config, self.options.parallelism,
                            finished)  # fmt: skip
         results: list[list[ProgramResult | None]] = [[None] * len(s) for s in solutions]

@@ -15,10 +15,11 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from spade.evals.samples import GenerationSettings
+from spade.models.policy import SamplingParams
+from spade.resources import shipped_dir
 
 _Options = TypeVar("_Options", bound=BaseModel)
-BENCHMARKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCHMARKS_DIR = shipped_dir("benchmarks")
 RunnerName = Literal[
     "lm_eval", "code", "bfcl", "acebench", "games", "reasoning_gym", "suite"
 ]  # fmt: skip
@@ -52,9 +53,10 @@ class Generation(BaseModel):
     stop: list[str] = Field(default_factory=list)
     n: int = Field(1, ge=1)
 
-    def settings(self, seed: int = 0) -> GenerationSettings:
-        return GenerationSettings(self.max_gen_toks, self.temperature, self.top_p,
-                                  tuple(self.stop), self.n, seed)  # fmt: skip
+    def sampling(self, seed: int = 0) -> SamplingParams:
+        """The one sampling-settings type (`n` is the request's: see `GenRequest.n`)."""
+        return SamplingParams(max_new_tokens=self.max_gen_toks, temperature=self.temperature,
+                              top_p=self.top_p, stop=tuple(self.stop), seed=seed)  # fmt: skip
 
 
 class Slices(BaseModel):
@@ -138,6 +140,8 @@ def load_declaration(path: Path) -> Declaration:
 
 def declarations(directory: Path = BENCHMARKS_DIR) -> dict[str, Declaration]:
     """Every declaration under `directory`, by benchmark name."""
+    if not directory.is_dir():
+        raise DeclarationError(f"{directory}: no benchmark declarations here (reinstall spade)")
     found: dict[str, Declaration] = {}
     for path in sorted(directory.glob("*.yaml")):
         if path.name == "presets.yaml":  # which benchmarks each preset runs, not a benchmark

@@ -23,10 +23,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.declarations import Declaration, DeclarationError
-from spade.evals.games import GAMES, Episode, EpisodeSpec, episode_seed, play_episodes
-from spade.evals.games.episodes import Act
-from spade.evals.responders import PredictionsResponder
-from spade.evals.samples import GenRequest, ProgressCallback, Responder, SampleResult
+from spade.evals.games import GAMES, Episode, EpisodeSpec, GameDriver, episode_seed
+from spade.evals.samples import ProgressCallback, SampleResult
+from spade.rollout import Responder, play
 
 
 class GamesOptions(BaseModel):
@@ -89,33 +88,11 @@ class GamesBenchmark:
         data_dir: Path | None,
         progress: ProgressCallback | None = None,
     ) -> list[SampleResult]:
-        specs = [self.episode_spec(sample_id) for sample_id in ids]
-        act = (self._replay(respond) if isinstance(respond, PredictionsResponder)
-               else self._generate(respond))  # fmt: skip
-        done = (lambda _: progress(1)) if progress else None
-        return [self.result(e) for e in play_episodes(specs, act, done)]
-
-    def _generate(self, respond: Responder) -> Act:
-        settings = self.declaration.generation.settings(self.options.seed)
-
-        def act(episodes: list[Episode]) -> list[str | None]:
-            requests = [GenRequest(self.declaration.name, e.sample_id, tuple(e.messages), settings)
-                        for e in episodes]  # fmt: skip
-            return [texts[0] if texts else None for texts in respond(requests)]
-
-        return act
-
-    def _replay(self, respond: PredictionsResponder) -> Act:
-        def act(episodes: list[Episode]) -> list[str | None]:
-            answers: list[str | None] = []
-            for episode in episodes:
-                saved: Any = respond.saved(self.declaration.name, episode.sample_id)
-                moves = saved if isinstance(saved, list) else [saved]
-                turn = len(episode.answers)
-                answers.append(str(moves[turn]) if turn < len(moves) else None)
-            return answers
-
-        return act
+        name = self.declaration.name
+        sampling = self.declaration.generation.sampling(self.options.seed)
+        drivers = [GameDriver(self.episode_spec(i), name, sampling) for i in ids]
+        play(drivers, respond, phase=name, on_done=(lambda _: progress(1)) if progress else None)
+        return [self.result(d.episode) for d in drivers]
 
     def result(self, episode: Episode) -> SampleResult:
         spec, outcome = episode.spec, episode.outcome()

@@ -18,7 +18,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 
 from spade.evals.declarations import DeclarationError
-from spade.evals.samples import GenerationSettings, GenRequest, Message, Responder
+from spade.models.policy import Message, SamplingParams
+from spade.rollout import GenRequest, Responder
 
 CHAT_FORMAT = "spade-chat-json"
 """Stands in for a tokenizer name in lm-eval's request-cache keys."""
@@ -34,13 +35,13 @@ class ResponderLM(LM):
         self,
         respond: Responder,
         benchmark: str,
-        settings: GenerationSettings,
+        sampling: SamplingParams,
         sample_ids: Mapping[TaskDoc, str],
     ) -> None:
         super().__init__()
         self.respond = respond
         self.benchmark = benchmark
-        self.settings = settings
+        self.sampling = sampling
         self.sample_ids = sample_ids
         self.raw_outputs: dict[str, str] = {}
         """What the responder returned by SAMPLE_ID, before cutting at stop sequences."""
@@ -72,11 +73,10 @@ class ResponderLM(LM):
         if len(answers) != len(gen_requests):
             raise RuntimeError(f"responder gave {len(answers)} answers to {len(gen_requests)}")
         outputs = []
-        for request, texts in zip(gen_requests, answers, strict=True):
-            # A saved prediction that is not text scores as an empty answer, never an error.
-            raw = texts[0] if texts and isinstance(texts[0], str) else ""
+        for request, reply in zip(gen_requests, answers, strict=True):
+            raw = reply[0].text if reply else ""
             self.raw_outputs[request.sample_id] = raw
-            outputs.append(cut_at_stops(raw, request.settings.stop))
+            outputs.append(cut_at_stops(raw, request.sampling.stop))
         return outputs
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
@@ -90,9 +90,9 @@ class ResponderLM(LM):
         context, gen_kwargs = instance.args[0], instance.args[1]
         until = gen_kwargs.get("until") or []
         stops = [until] if isinstance(until, str) else list(until)
-        settings = replace(self.settings, stop=merge_stops(stops, self.settings.stop))
+        sampling = replace(self.sampling, stop=merge_stops(stops, self.sampling.stop))
         sample_id = self.sample_ids[(str(task_name), int(position))]
-        return GenRequest(self.benchmark, sample_id, decode_chat(context), settings)
+        return GenRequest(self.benchmark, sample_id, decode_chat(context), sampling)
 
 
 def decode_chat(context: str) -> tuple[Message, ...]:

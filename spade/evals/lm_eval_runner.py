@@ -22,7 +22,8 @@ from spade.evals.declarations import Declaration, DeclarationError
 from spade.evals.lm_eval_answers import read_answer
 from spade.evals.lm_eval_bridge import ResponderLM, decode_chat
 from spade.evals.lm_eval_tasks import DocRef, LmEvalOptions, catalog, parse_options, render_tasks
-from spade.evals.samples import ProgressCallback, Responder, SampleResult
+from spade.evals.samples import ProgressCallback, SampleResult
+from spade.rollout import Responder
 
 if TYPE_CHECKING:
     from lm_eval.tasks import TaskManager
@@ -59,8 +60,8 @@ class LmEvalBenchmark:
             sample_ids = {(task, position): ref.sample_id
                           for task, chosen in by_task.items()
                           for position, ref in enumerate(chosen)}  # fmt: skip
-            settings = self.declaration.generation.settings()
-            model = ResponderLM(respond, self.declaration.name, settings, sample_ids)
+            sampling = self.declaration.generation.sampling()
+            model = ResponderLM(respond, self.declaration.name, sampling, sample_ids)
             logged = self._evaluate(model, task_set.task_manager(), by_task)
         if progress is not None:
             progress(len(wanted))

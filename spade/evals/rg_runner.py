@@ -15,7 +15,8 @@ from typing import Any
 
 from spade.evals.declarations import Declaration
 from spade.evals.rg_tasks import RgItem, RgTasks, parse_rg_options, require_version
-from spade.evals.samples import GenRequest, ProgressCallback, Responder, SampleResult
+from spade.evals.samples import ProgressCallback, SampleResult
+from spade.rollout import GenRequest, Responder
 
 _ERROR_CHARS = 300
 
@@ -48,12 +49,11 @@ class ReasoningGymBenchmark:
         require_version(self.declaration, self.options)
         items = [self.tasks.item(sample_id) for sample_id in ids]
         system = self.tasks.system_prompt()
-        settings = self.declaration.generation.settings(self.options.seed)
-        requests = [
-            GenRequest(self.declaration.name, item.sample_id, self.messages(system, item), settings)
-            for item in items
-        ]
-        outputs = respond(requests)
+        generation = self.declaration.generation
+        sampling = generation.sampling(self.options.seed)
+        requests = [GenRequest(self.declaration.name, item.sample_id, self.messages(system, item),
+                               sampling, n=generation.n) for item in items]  # fmt: skip
+        outputs = [[c.text for c in reply] for reply in respond(requests)]
         results = [self._score(item, request, texts) for item, request, texts
                    in zip(items, requests, outputs, strict=True)]  # fmt: skip
         if progress is not None:

@@ -16,10 +16,11 @@ import spade
 from spade.atomic import write_atomic
 from spade.evals.benchmark import Benchmark, build_benchmark, seeded_slice
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, declarations
-from spade.evals.samples import ProgressCallback, Responder, SampleResult
+from spade.evals.samples import ProgressCallback, SampleResult
 from spade.evals.stats import mean_ci
 from spade.evals.suite_runner import PREFIX as SUITE_PREFIX
 from spade.evals.suite_runner import suite_declaration
+from spade.rollout import Responder
 
 SCHEMA_VERSION = 1
 PRESETS_FILE = "presets.yaml"

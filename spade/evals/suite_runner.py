@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from spade.evals.declarations import Declaration, Generation, Slices
-from spade.evals.responders import PredictionsResponder
-from spade.evals.samples import ProgressCallback, Responder, SampleResult
-from spade.selfplay.rollout import Episode, EpisodeSpec, play_episodes, replay_episode
+from spade.evals.samples import ProgressCallback, SampleResult
+from spade.rollout import EnvDriver, Episode, EpisodeSpec, Responder, play
 from spade.suites import SuiteEnv, load_suite
 
 PREFIX = "suite:"
-DEFAULT_TURN_CAP = 30
-"""Turn budget of envs that declare no max_turns (the env's own budget otherwise: a tighter
-cap would fail reference solutions that need more turns)."""
+WINDOW = 32
+"""Episodes (each a sandboxed env worker) live at once."""
 
 
 def suite_declaration(name: str) -> Declaration:
@@ -51,8 +49,8 @@ class SuiteBenchmark:
     def _spec(self, sample_id: str) -> tuple[EpisodeSpec, SuiteEnv]:
         env_id, _, seed = sample_id.rpartition("/")
         env = self.envs[env_id]
-        cap = env.entry.max_turns or DEFAULT_TURN_CAP
-        return EpisodeSpec(sample_id, env.remote, int(seed), turn_cap=cap), env
+        # The turn cap is the episode rules' (`spade.envs.episode`): the env's own max_turns.
+        return EpisodeSpec(sample_id, env.remote, int(seed)), env
 
     def run(
         self,
@@ -62,20 +60,11 @@ class SuiteBenchmark:
         progress: ProgressCallback | None = None,
     ) -> list[SampleResult]:
         specs = {sample_id: self._spec(sample_id) for sample_id in ids}
-        if isinstance(respond, PredictionsResponder):
-            episodes = []
-            for sample_id, (spec, _) in specs.items():
-                saved = respond.saved(self.declaration.name, sample_id)
-                episodes.append(replay_episode(spec, saved if isinstance(saved, list) else []))
-                if progress:
-                    progress(1)
-        else:
-            settings = self.declaration.generation.settings()
-            episodes = play_episodes(
-                [spec for spec, _ in specs.values()], respond, self.declaration.name, settings,
-                on_done=(lambda _: progress(1)) if progress else None,
-            )  # fmt: skip
-        return [self._result(episode, specs[episode.key][1]) for episode in episodes]
+        name, sampling = self.declaration.name, self.declaration.generation.sampling()
+        drivers = [EnvDriver(spec, name, sampling) for spec, _ in specs.values()]
+        play(drivers, respond, phase=name, window=WINDOW,
+             on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
+        return [self._result(d.episode, specs[d.key][1]) for d in drivers]
 
     def _result(self, episode: Episode, env: SuiteEnv) -> SampleResult:
         success = float(episode.solved)

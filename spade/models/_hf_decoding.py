@@ -90,7 +90,7 @@ class BatchDecode:
     tokenizer: Any
     sampling: SamplingParams
     eos_ids: set[int]
-    prompt_lens: list[int]
+    prompts: list[list[int]]
     picker: TokenPicker
     stopper: StopOnStrings | None
 
@@ -123,12 +123,13 @@ class BatchDecode:
         completion = Completion(
             text=text,
             finish_reason=finish,
-            prompt_tokens=self.prompt_lens[row],
+            prompt_tokens=len(self.prompts[row]),
             completion_tokens=n,
+            token_ids=ids,
+            prompt_token_ids=list(self.prompts[row]),
         )
         if self.sampling.logprobs:
             if picked[row][:n] != ids:  # the output must be the tokens this picker chose
                 raise RuntimeError("generate() changed the picked tokens; logprobs would not match")
-            completion.token_ids = ids
             completion.logprobs = logprobs[row][:n]
         return completion

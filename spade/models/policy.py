@@ -92,6 +92,9 @@ class Completion:
     when greedy), before top-p truncation: the quantity a policy-gradient loss recomputes."""
     tool_calls: list[dict[str, Any]] | None = None
     """Structured calls `{"name", "arguments"}` when a server parsed them out of the reply."""
+    prompt_token_ids: list[int] | None = None
+    """The prompt's token ids exactly as the model was fed them (a `TokenPrompt`'s own ids,
+    or the rendered chat's): what a training sample conditions on. None where unknown."""
 
 
 @dataclass(frozen=True)

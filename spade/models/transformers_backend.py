@@ -24,9 +24,10 @@ from spade.models._hf_decoding import BatchDecode, StopOnStrings, TokenPicker
 from spade.models.chat_template import render_prompt
 from spade.models.policy import (
     Completion,
-    Conversation,
     PolicyInfo,
+    Prompt,
     SamplingParams,
+    TokenPrompt,
     ToolSchema,
     check_tools_arg,
 )
@@ -121,19 +122,16 @@ class TransformersPolicy:
 
     def generate(
         self,
-        conversations: Sequence[Conversation],
+        conversations: Sequence[Prompt],
         sampling: SamplingParams,
         tools: Sequence[list[ToolSchema] | None] | None = None,
     ) -> list[Completion]:
         per_conv_tools = check_tools_arg(conversations, tools)
         if not conversations:
             return []
-        prompts = [
-            render_prompt(self.tokenizer, conv, conv_tools)
-            for conv, conv_tools in zip(conversations, per_conv_tools, strict=True)
-        ]
-        ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
-        results: list[Completion | None] = [self._overflow(row) for row in ids]
+        ids = [self.prompt_ids(conv, conv_tools)
+               for conv, conv_tools in zip(conversations, per_conv_tools, strict=True)]  # fmt: skip
+        results: list[Completion | None] = [self._overflow(row, sampling) for row in ids]
         # Longest first: similar lengths share a batch (less padding), and running out of
         # memory shows on the first batch rather than the last.
         order = sorted(
@@ -148,7 +146,15 @@ class TransformersPolicy:
                     results[i] = completion
         return [c for c in results if c is not None]
 
-    def _overflow(self, row: list[int]) -> Completion | None:
+    def prompt_ids(self, prompt: Prompt, tools: list[ToolSchema] | None = None) -> list[int]:
+        """The token ids generation starts from: a token prompt's own, or the rendered chat's
+        (tokenised without added special tokens: the template writes its own)."""
+        if isinstance(prompt, TokenPrompt):
+            return list(prompt.ids)
+        text = render_prompt(self.tokenizer, prompt, tools)
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _overflow(self, row: list[int], sampling: SamplingParams) -> Completion | None:
         """An empty 'length' completion for a prompt that fills the model's context window.
 
         A served model rejects such a request (BFCL and ACEBench count the entry failed); a
@@ -163,7 +169,8 @@ class TransformersPolicy:
                           "context window; replying empty (counted in context_overflows)",
                           stacklevel=3)  # fmt: skip
         return Completion(text="", finish_reason="length", prompt_tokens=len(row),
-                          completion_tokens=0)  # fmt: skip
+                          completion_tokens=0, token_ids=[], prompt_token_ids=list(row),
+                          logprobs=[] if sampling.logprobs else None)  # fmt: skip
 
     @property
     def context_window(self) -> int | None:
@@ -197,7 +204,7 @@ class TransformersPolicy:
             tokenizer=self.tokenizer,
             sampling=sampling,
             eos_ids=self._eos_ids(),
-            prompt_lens=[len(row) for row in ids],
+            prompts=ids,
             picker=picker,
             stopper=stopper,
         )

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from spade.rl.grpo import clipped_surrogate, grpo_update
     from spade.rl.learner import CheckpointError, Learner, LearnerError
     from spade.rl.metrics import RoleMetrics, UpdateMetrics
-    from spade.rl.samples import TrainingSample, samples_from_episode
+    from spade.rl.samples import TrainingSample
 
 _LAZY = {
     "CheckpointError": "spade.rl.learner",
@@ -27,7 +27,6 @@ _LAZY = {
     "grpo_update": "spade.rl.grpo",
     "latest_checkpoint": "spade.rl.checkpoint",
     "list_checkpoints": "spade.rl.checkpoint",
-    "samples_from_episode": "spade.rl.samples",
 }
 
 
@@ -49,5 +48,4 @@ __all__ = [
     "grpo_update",
     "latest_checkpoint",
     "list_checkpoints",
-    "samples_from_episode",
 ]

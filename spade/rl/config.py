@@ -62,6 +62,12 @@ class UpdateConfig:
     """Dropout on the LoRA path; 0 keeps the first pass's ratio exactly 1."""
     lora_target_modules: tuple[str, ...] = ()
     """Module names to adapt (e.g. q_proj, v_proj); empty means every linear layer."""
+    tis_cap: float | None = None
+    """Truncated importance sampling: weight each token's loss by
+    min(exp(learner logp - sampler logp), tis_cap), correcting for a sampler whose numerics
+    differ from the learner's (vLLM, another dtype); None: off."""
+    mismatch_probe: int = 8
+    """Samples scored for the rollout-vs-learner mismatch when no sample has signal."""
     role_grad_norms: bool = True
     """Report each role's own gradient norm (holds one extra gradient buffer meanwhile)."""
     seed: int = 0
@@ -76,6 +82,10 @@ class UpdateConfig:
             value = getattr(self, name)
             if not (value >= 0 and math.isfinite(value)):
                 raise ValueError(f"UpdateConfig.{name} must be >= 0, got {value!r}")
+        if self.tis_cap is not None and not self.tis_cap >= 1:
+            raise ValueError(f"UpdateConfig.tis_cap must be >= 1 or None, got {self.tis_cap!r}")
+        if self.mismatch_probe < 0:
+            raise ValueError(f"UpdateConfig.mismatch_probe must be >= 0, got {self.mismatch_probe}")
         if self.epsilon >= 1:
             raise ValueError(f"UpdateConfig.epsilon must be < 1, got {self.epsilon}")
         if self.num_iterations < 1:

@@ -53,7 +53,7 @@ from trl.trainer.utils import entropy_from_logits, selective_log_softmax
 
 from spade.rl.config import UpdateConfig
 from spade.rl.distributed import SINGLE_PROCESS, World
-from spade.rl.metrics import RoleTally, UpdateMetrics, mean, role_metrics
+from spade.rl.metrics import MismatchTally, RoleTally, UpdateMetrics, mean, role_metrics
 from spade.rl.samples import Batch, Role, TokenizedSample, collate
 
 ReferenceLogprobs = Callable[[Batch], torch.Tensor]
@@ -158,6 +158,7 @@ def grpo_update(
     device = next(model.parameters()).device
     params = [p for p in model.parameters() if p.requires_grad]
     tally: dict[str, RoleTally] = defaultdict(RoleTally)
+    mismatch = MismatchTally()
     live = _count_samples(samples, tally)
     plan = _plan_steps(live, config, pad_id, step, device)
     losses: list[float] = []
@@ -166,10 +167,15 @@ def grpo_update(
     was_training = model.training
     model.train()
     try:
-        needs_old = config.num_iterations > 1 or len(plan) > 1
+        # The learner's own logprobs before any weight moves: the ratio's denominator over
+        # several passes or steps, the TIS weights, and the mismatch against the sampler.
+        sampled = any(s.sampled_logprobs is not None for s in live)
+        needs_old = config.num_iterations > 1 or len(plan) > 1 or sampled
+        own = [micro_batches[world.rank :: world.size] for micro_batches in plan]
         if needs_old or reference is not None:
-            own = [micro_batches[world.rank :: world.size] for micro_batches in plan]
-            _score_before_update(model, own, config, needs_old, reference, autocast)
+            _score_before_update(model, own, config, needs_old, reference, autocast, mismatch)
+        if not plan and world.is_main:
+            _probe_mismatch(model, samples, config, pad_id, device, autocast, mismatch)
         for _ in range(config.num_iterations):
             for micro_batches in plan:
                 lr = _learning_rate(config, optimizer_steps_done + len(norms))
@@ -193,6 +199,7 @@ def grpo_update(
         lr=lr,
         seconds=time.perf_counter() - start,
         roles={role: role_metrics(t) for role, t in sorted(tally.items())},
+        mismatch=mismatch.as_dict(),
     )
 
 
@@ -259,7 +266,10 @@ def _backward(
         mb.ref_logps,
         config.beta,
     )
-    loss = (terms.per_token_loss * mb.weights).sum()
+    weights = mb.weights
+    if config.tis_cap is not None and mb.batch.sampled_logprobs is not None:
+        weights = weights * tis_weights(old, mb.batch.sampled_logprobs, config.tis_cap)
+    loss = (terms.per_token_loss * weights).sum()
     loss.backward()
     with torch.no_grad():
         mask = mb.batch.completion_mask[:, -mb.batch.completion_width :].float()
@@ -273,6 +283,12 @@ def _backward(
     return float(loss.detach())
 
 
+def tis_weights(old_logps: torch.Tensor, sampled: torch.Tensor, cap: float) -> torch.Tensor:
+    """Truncated importance weights min(pi_learner / pi_sampler, cap) per token (no gradient):
+    the off-policy correction for a sampler that is not numerically the learner."""
+    return torch.exp(old_logps.detach() - sampled).clamp(max=cap)
+
+
 @torch.no_grad()
 def _score_before_update(
     model: Any,
@@ -281,14 +297,42 @@ def _score_before_update(
     old: bool,
     reference: ReferenceLogprobs | None,
     autocast: Callable[[], AbstractContextManager[Any]],
+    mismatch: MismatchTally,
 ) -> None:
-    """Old and/or reference log-probabilities of every micro-batch, before any weight moves."""
+    """Old and/or reference log-probabilities of every micro-batch, before any weight moves;
+    the old ones are compared with the sampler's."""
     for mb in (mb for micro_batches in plan for mb in micro_batches):
         with autocast():
             if old:
                 mb.old_logps = completion_logprobs(model, mb.batch, config.temperature)[0]
+                _add_mismatch(mismatch, mb.batch, mb.old_logps)
             if reference is not None:
                 mb.ref_logps = reference(mb.batch)
+
+
+def _add_mismatch(mismatch: MismatchTally, batch: Batch, learner: torch.Tensor) -> None:
+    if batch.sampled_logprobs is not None:
+        mask = batch.completion_mask[:, -batch.completion_width :]
+        mismatch.add(learner, batch.sampled_logprobs, mask)
+
+
+@torch.no_grad()
+def _probe_mismatch(
+    model: Any,
+    samples: Sequence[TokenizedSample],
+    config: UpdateConfig,
+    pad_id: int,
+    device: torch.device,
+    autocast: Callable[[], AbstractContextManager[Any]],
+    mismatch: MismatchTally,
+) -> None:
+    """With no signal to train on, still measure the mismatch, on a few samples (masked ones
+    included: the sampler's numerics do not depend on an episode's outcome)."""
+    probe = [s for s in samples if s.sampled_logprobs is not None][: config.mismatch_probe]
+    for first in range(0, len(probe), config.micro_batch_size):
+        batch = collate(probe[first : first + config.micro_batch_size], pad_id).to(device)
+        with autocast():
+            _add_mismatch(mismatch, batch, completion_logprobs(model, batch, config.temperature)[0])
 
 
 def _count_samples(

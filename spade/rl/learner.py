@@ -24,7 +24,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl.trainer.utils import disable_dropout_in_model
 
 from spade.models.builtin import BUILTIN_MODELS, builtin_model_dir
-from spade.models.policy import Completion, Conversation, PolicyInfo, SamplingParams, ToolSchema
+from spade.models.policy import Completion, PolicyInfo, Prompt, SamplingParams, ToolSchema
 from spade.models.transformers_backend import TransformersConfig, TransformersPolicy
 from spade.rl.checkpoint import (
     MARKER,
@@ -39,7 +39,7 @@ from spade.rl.config import UpdateConfig
 from spade.rl.distributed import join_world
 from spade.rl.grpo import completion_logprobs, grpo_update
 from spade.rl.metrics import UpdateMetrics
-from spade.rl.samples import Batch, TrainingSample, end_of_turn_id, tokenize_sample
+from spade.rl.samples import Batch, TrainingSample, fit_sample
 
 _T = TypeVar("_T")
 FORMAT_VERSION = 1
@@ -71,7 +71,6 @@ class Learner:
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.end_of_turn = end_of_turn_id(self.tokenizer)
         self.model = self._load_model()
         self.world.broadcast_parameters(self.model)  # every process starts from rank 0's weights
         trainable = [p for p in self.model.parameters() if p.requires_grad]
@@ -102,10 +101,7 @@ class Learner:
 
         On the driver of a distributed run, every process takes part (each runs its share)."""
         self._tell_followers("update", list(samples))
-        tokenized = [
-            tokenize_sample(s, self.tokenizer, self.config.max_length, self.end_of_turn)
-            for s in samples
-        ]
+        tokenized = [fit_sample(s, self.config.max_length) for s in samples]
         metrics = grpo_update(
             self.model,
             self.optimizer,
@@ -353,7 +349,7 @@ class _AutocastPolicy(TransformersPolicy):
 
     def generate(
         self,
-        conversations: Sequence[Conversation],
+        conversations: Sequence[Prompt],
         sampling: SamplingParams,
         tools: Sequence[list[ToolSchema] | None] | None = None,
     ) -> list[Completion]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
+import torch
+
 
 @dataclass
 class RoleTally:
@@ -20,6 +22,44 @@ class RoleTally:
     entropy_sum: float = 0.0
     kl_sum: float = 0.0
     grad_norms: list[float] = field(default_factory=list)
+
+
+@dataclass
+class MismatchTally:
+    """Learner vs sampler log-probabilities of the same completion tokens, before the update."""
+
+    tokens: int = 0
+    abs_diff_sum: float = 0.0
+    abs_diff_max: float = 0.0
+    ratio_max: float = 0.0
+    ratio_min: float = float("inf")
+    kl_sum: float = 0.0
+
+    def add(self, learner: torch.Tensor, sampler: torch.Tensor, mask: torch.Tensor) -> None:
+        keep = mask.bool()
+        if not bool(keep.any()):
+            return
+        delta = (learner.float() - sampler.float())[keep]
+        ratio = torch.exp(delta)
+        self.tokens += int(delta.numel())
+        self.abs_diff_sum += float(delta.abs().sum())
+        self.abs_diff_max = max(self.abs_diff_max, float(delta.abs().max()))
+        self.ratio_max = max(self.ratio_max, float(ratio.max()))
+        self.ratio_min = min(self.ratio_min, float(ratio.min()))
+        self.kl_sum += float((ratio - delta - 1).sum())  # k3 estimate of KL(sampler || learner)
+
+    def as_dict(self) -> dict[str, float]:
+        """verl's / prime-rl's rollout-vs-trainer figures; empty when nothing was compared."""
+        if not self.tokens:
+            return {}
+        return {
+            "tokens": float(self.tokens),
+            "logprob_abs_diff_mean": self.abs_diff_sum / self.tokens,
+            "logprob_abs_diff_max": self.abs_diff_max,
+            "ratio_max": self.ratio_max,
+            "ratio_min": self.ratio_min,
+            "kl": self.kl_sum / self.tokens,
+        }
 
 
 @dataclass(frozen=True)
@@ -53,12 +93,15 @@ class UpdateMetrics:
     lr: float
     seconds: float
     roles: dict[str, RoleMetrics]
+    mismatch: dict[str, float] = field(default_factory=dict)
+    """Rollout-vs-learner logprob mismatch (`MismatchTally.as_dict`)."""
 
     def as_dict(self) -> dict[str, float]:
-        """Flat metrics for logs: `loss`, `designer/clip_fraction`, ..."""
-        flat = {k: float(v) for k, v in asdict(self).items() if k != "roles"}
+        """Flat metrics for logs: `loss`, `designer/clip_fraction`, `mismatch/kl`, ..."""
+        flat = {k: float(v) for k, v in asdict(self).items() if k not in ("roles", "mismatch")}
         for role, metrics in self.roles.items():
             flat.update({f"{role}/{k}": float(v) for k, v in asdict(metrics).items()})
+        flat.update({f"mismatch/{k}": v for k, v in self.mismatch.items()})
         return flat
 
 

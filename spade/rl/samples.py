@@ -1,11 +1,12 @@
-"""Training samples: one policy completion each, tokenised the way the policy generated it.
+"""Training samples: one sampled completion each, as the exact token ids the policy produced.
 
-A sample's prompt is rendered with `render_prompt` and tokenised without added special
-tokens, exactly as `TransformersPolicy.generate` does, so the update scores the tokens in
-the context the policy saw. The completion is the token ids the policy sampled when the
-rollout kept them (`Completion.token_ids`), else the text plus the template's end-of-turn
-token. Only completion tokens carry loss (`completion_mask`): the prompt, observations and
-earlier turns are context, never targets.
+A sample is the prompt ids the sampler conditioned on and the completion ids it sampled (the
+end-of-turn token only when it was sampled), with the per-token logprobs the sampler
+reported. Nothing is re-rendered or re-tokenised here: an agent episode's later turns carry
+prompts that extend the earlier turns' ids (`spade.rollout.EnvDriver`, token-in), so the
+update scores exactly the tokens of the rollout, and the sampler's logprobs give the
+rollout-vs-learner mismatch. Only completion tokens carry loss (`completion_mask`): the
+prompt, observations and earlier turns are context, never targets.
 """
 
 from __future__ import annotations
@@ -13,80 +14,49 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 import torch
-
-from spade.models.chat_template import render_prompt
-from spade.models.policy import Conversation, ToolSchema
 
 Role = Literal["designer", "agent"]
 ROLES: tuple[Role, ...] = get_args(Role)
 
-_SENTINEL = "SPADE-END-OF-TURN-PROBE"
-
 
 @dataclass(frozen=True)
 class TrainingSample:
-    """One assistant turn to learn from, with its (precomputed, per-role) advantage."""
+    """One sampled completion to learn from, with its (precomputed, per-role) advantage."""
 
-    messages: Conversation
-    """The conversation before the assistant turn: what the policy was prompted with."""
-    completion: str
-    """The assistant's reply text (without the end-of-turn token)."""
+    prompt_ids: tuple[int, ...]
+    """The ids the sampler conditioned on."""
+    completion_ids: tuple[int, ...]
+    """The ids it sampled, exactly."""
     advantage: float
     role: Role
-    tools: list[ToolSchema] | None = None
-    """Tool schemas the prompt was rendered with (tool-use envs)."""
     masked: bool = False
     """True: no loss at all (e.g. a truncated episode must not be taught as a failure)."""
-    completion_token_ids: tuple[int, ...] | None = None
-    """The token ids the policy sampled (end-of-turn included when it ended); preferred to
-    re-tokenising `completion`, which need not give the same ids back."""
+    sampled_logprobs: tuple[float, ...] | None = None
+    """The sampler's log p of each completion token (for the mismatch metric and TIS)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "prompt_ids", tuple(self.prompt_ids))
+        object.__setattr__(self, "completion_ids", tuple(self.completion_ids))
+        if self.sampled_logprobs is not None:
+            object.__setattr__(self, "sampled_logprobs", tuple(self.sampled_logprobs))
         if self.role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
         if not math.isfinite(self.advantage):
             raise ValueError(f"advantage must be finite, got {self.advantage!r}")
-        if not self.messages:
-            raise ValueError("a training sample needs a non-empty prompt conversation")
-
-
-def samples_from_episode(
-    conversation: Conversation,
-    advantage: float,
-    role: Role = "agent",
-    tools: list[ToolSchema] | None = None,
-    masked: bool = False,
-    token_ids: Sequence[Sequence[int] | None] | None = None,
-) -> list[TrainingSample]:
-    """One sample per assistant turn of a played episode, all with the episode's advantage.
-
-    Each turn's prompt is the conversation before it (earlier actions and observations).
-    `token_ids`, when given, holds each assistant turn's sampled ids (`Completion.token_ids`).
-    """
-    turns = [i for i, m in enumerate(conversation) if m.get("role") == "assistant"]
-    if token_ids is not None and len(token_ids) != len(turns):
-        raise ValueError(f"token_ids has {len(token_ids)} entries for {len(turns)} assistant turns")
-    samples = []
-    for k, i in enumerate(turns):
-        content = conversation[i].get("content")
-        if not isinstance(content, str):
-            raise ValueError(f"assistant turn {i} has no text content: {conversation[i]!r}")
-        ids = token_ids[k] if token_ids is not None else None
-        samples.append(
-            TrainingSample(
-                messages=list(conversation[:i]),
-                completion=content,
-                advantage=advantage,
-                role=role,
-                tools=tools,
-                masked=masked,
-                completion_token_ids=tuple(ids) if ids is not None else None,
+        if not self.prompt_ids:
+            raise ValueError("a training sample needs a non-empty prompt")
+        if not self.completion_ids:
+            raise ValueError("a training sample needs at least one completion token")
+        if self.sampled_logprobs is not None and len(self.sampled_logprobs) != len(
+            self.completion_ids
+        ):
+            raise ValueError(
+                f"sampled_logprobs has {len(self.sampled_logprobs)} entries for "
+                f"{len(self.completion_ids)} completion tokens"
             )
-        )
-    return samples
 
 
 @dataclass(frozen=True)
@@ -98,51 +68,25 @@ class TokenizedSample:
     masked: bool
     truncated: bool
     """The prompt (or, if it alone was too long, the completion) was cut to `max_length`."""
+    sampled_logprobs: list[float] | None = None
 
 
-def end_of_turn_id(tokenizer: Any) -> int:
-    """The token the chat template closes an assistant turn with (e.g. `<|im_end|>`).
-
-    Found by rendering a probe reply: the first special token after it. Falls back to the
-    tokenizer's eos token.
-    """
-    probe = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": _SENTINEL}]
-    text = tokenizer.apply_chat_template(probe, tokenize=False)
-    if isinstance(text, str) and _SENTINEL in text:
-        suffix = text.split(_SENTINEL, 1)[1]
-        special = set(tokenizer.all_special_ids)
-        for token in tokenizer(suffix, add_special_tokens=False)["input_ids"]:
-            if token in special:
-                return int(token)
-    if tokenizer.eos_token_id is None:
-        raise ValueError("cannot tell the end-of-turn token: no special token closes a turn")
-    return int(tokenizer.eos_token_id)
-
-
-def tokenize_sample(
-    sample: TrainingSample, tokenizer: Any, max_length: int, end_of_turn: int
-) -> TokenizedSample:
-    """Prompt and completion ids, the prompt cut from the left to fit `max_length`."""
+def fit_sample(sample: TrainingSample, max_length: int) -> TokenizedSample:
+    """The sample's ids, the prompt cut from the left to fit `max_length`."""
     if max_length < 2:
         raise ValueError(f"max_length must be >= 2 (a context and a target), got {max_length}")
-    prompt_text = render_prompt(tokenizer, sample.messages, sample.tools)
-    prompt = list(tokenizer(prompt_text, add_special_tokens=False)["input_ids"])
-    if sample.completion_token_ids is not None:
-        completion = list(sample.completion_token_ids)
-    else:
-        completion = [*tokenizer(sample.completion, add_special_tokens=False)["input_ids"]]
-        completion.append(end_of_turn)
-    if not completion:
-        raise ValueError("a training sample's completion_token_ids is empty")
+    prompt, completion = list(sample.prompt_ids), list(sample.completion_ids)
+    logprobs = list(sample.sampled_logprobs) if sample.sampled_logprobs is not None else None
     truncated = len(prompt) + len(completion) > max_length
     if truncated:
         # The completion is what is learned, so it is kept whole when it fits with one
         # token of context (a model needs some token to predict its first one from).
         completion = completion[: max_length - 1]
+        if logprobs is not None:
+            logprobs = logprobs[: len(completion)]
         prompt = prompt[len(prompt) - (max_length - len(completion)) :]
-    return TokenizedSample(
-        prompt, completion, sample.advantage, sample.role, sample.masked, truncated
-    )
+    return TokenizedSample(prompt, completion, sample.advantage, sample.role, sample.masked,
+                           truncated, logprobs)  # fmt: skip
 
 
 @dataclass
@@ -163,8 +107,12 @@ class Batch:
     roles: list[Role]
     completion_width: int
     """Positions from the end of each row that may hold completion tokens."""
+    sampled_logprobs: torch.Tensor | None = None
+    """(B, completion_width): the sampler's logprobs, right-padded with 0; None unless every
+    row has them."""
 
     def to(self, device: torch.device) -> Batch:
+        sampled = self.sampled_logprobs
         return Batch(
             self.input_ids.to(device),
             self.attention_mask.to(device),
@@ -173,6 +121,7 @@ class Batch:
             self.advantages.to(device),
             self.roles,
             self.completion_width,
+            sampled.to(device) if sampled is not None else None,
         )
 
 
@@ -188,6 +137,11 @@ def collate(samples: Sequence[TokenizedSample], pad_id: int) -> Batch:
         completion.append([0] * (left + n_prompt) + [1] * n_completion + [0] * right)
     attention_mask = torch.tensor(attention)
     position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
+    sampled = None
+    if all(s.sampled_logprobs is not None for s in samples):
+        sampled = torch.tensor([[*(s.sampled_logprobs or []),
+                                 *[0.0] * (completion_width - len(s.completion_ids))]
+                                for s in samples], dtype=torch.float32)  # fmt: skip
     return Batch(
         input_ids=torch.tensor(ids),
         attention_mask=attention_mask,
@@ -196,4 +150,5 @@ def collate(samples: Sequence[TokenizedSample], pad_id: int) -> Batch:
         advantages=torch.tensor([s.advantage for s in samples], dtype=torch.float32),
         roles=[s.role for s in samples],
         completion_width=completion_width,
+        sampled_logprobs=sampled,
     )

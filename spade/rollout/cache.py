@@ -1,7 +1,9 @@
-"""Completion cache: (model identity, prompt, generation settings, draw index) -> text.
+"""Completion cache: (model identity, prompt, sampling settings, draw index) -> completion.
 
 SQLite in WAL mode, one row per completion, so a re-run with the same model and settings
-costs lookups only, and raising `n` reuses the draws already made.
+costs lookups only, and raising `n` reuses the draws already made. A row holds the whole
+completion (text, finish reason, sampled token ids and logprobs), so a cached reply is the
+same reply, tokens included.
 """
 
 from __future__ import annotations
@@ -9,26 +11,42 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from spade.evals.samples import GenRequest
+from spade.models.policy import Completion
+from spade.rollout.requests import GenRequest
+
+TABLE = "completions_v2"
+"""v1 stored text only; its rows are left alone (a v1 cache simply misses once)."""
+_STORED = ("text", "finish_reason", "prompt_tokens", "completion_tokens", "token_ids",
+           "logprobs", "tool_calls")  # fmt: skip
+"""What a row keeps: everything but the prompt's own ids (the key already names them)."""
 
 
 def request_key(model_key: str, request: GenRequest, draw: int) -> str:
     """The cache key of draw `draw` of `request` from the model `model_key`."""
-    settings = request.settings.as_dict()
-    settings.pop("n")  # n changes how many draws are asked for, not what each draw is
     payload = {
         "model": model_key,
         "messages": request.messages,
+        "prompt_ids": request.prompt_ids,
         "tools": request.tools,
-        "settings": settings,
+        "sampling": asdict(request.sampling),
         "draw": draw,
     }
     return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _encode(completion: Completion) -> bytes:
+    values = asdict(completion)
+    return orjson.dumps({name: values[name] for name in _STORED})
+
+
+def _decode(blob: bytes) -> Completion:
+    return Completion(**orjson.loads(blob))
 
 
 class CompletionCache:
@@ -38,27 +56,28 @@ class CompletionCache:
         self._db = sqlite3.connect(path, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
-            "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, text TEXT NOT NULL)"
+            f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, completion BLOB NOT NULL)"
         )
         self.hits = 0
         self.misses = 0
 
-    def get_many(self, keys: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
+    def get_many(self, keys: list[str]) -> dict[str, Completion]:
+        found: dict[str, Completion] = {}
         for start in range(0, len(keys), 500):  # SQLite caps host parameters per query
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
-                f"SELECT key, text FROM completions WHERE key IN ({marks})", chunk
+                f"SELECT key, completion FROM {TABLE} WHERE key IN ({marks})", chunk
             )
-            found.update(rows.fetchall())
+            found.update((key, _decode(blob)) for key, blob in rows.fetchall())
         self.hits += len(found)
         self.misses += len(keys) - len(found)
         return found
 
-    def put_many(self, items: Iterable[tuple[str, str]]) -> None:
+    def put_many(self, items: Iterable[tuple[str, Completion]]) -> None:
+        rows = [(key, _encode(completion)) for key, completion in items]
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO completions VALUES (?, ?)", items)
+            self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?)", rows)
 
     def stats(self) -> dict[str, Any]:
         return {"path": str(self.path), "hits": self.hits, "misses": self.misses}

@@ -9,12 +9,16 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from spade.envs.remote import RemoteEnv
-from spade.evals.samples import GenerationSettings, Responder
+from spade.models.chat_template import ChatTokens
+from spade.models.policy import SamplingParams
 from spade.rl.advantages import agent_advantages
 from spade.rl.samples import TrainingSample
+from spade.rollout import EnvDriver, Episode, EpisodeSpec, Responder, play
 from spade.sandbox import SandboxConfig
 from spade.selfplay.rewards import regret
-from spade.selfplay.rollout import HISTORY_CHARS, Episode, EpisodeSpec, play_episodes, trim_history
+
+WINDOW = 32
+"""Episodes (each a sandboxed env worker) live at once."""
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,22 @@ class EnvPlays:
                       [e.training_return for e in self.unhinted])  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Rollout:
+    """How the agent's episodes are prompted and sampled (token-in: see `EnvDriver`)."""
+
+    sampling: SamplingParams
+    chat_tokens: ChatTokens
+    max_context: int
+    """Most tokens of a turn's prompt plus its reply: the learner's `max_length`."""
+    turn_cap: int | None = None
+
+
 def play_envs(
     envs: Sequence[PlayableEnv],
     respond: Responder,
     plays: int,
-    turn_cap: int,
-    settings: GenerationSettings,
+    rollout: Rollout,
     rng: random.Random,
     sandbox: SandboxConfig,
     with_hints: bool = True,
@@ -61,12 +75,15 @@ def play_envs(
     for index, result in enumerate(results):
         env = result.env
         make = partial(RemoteEnv, env.source, config=sandbox)
-        for play, seed in enumerate(result.seeds):
-            specs.append(EpisodeSpec(f"{index}/plain/{play}", make, seed, None, turn_cap))
+        for n, seed in enumerate(result.seeds):
+            cap = rollout.turn_cap
+            specs.append(EpisodeSpec(f"{index}/plain/{n}", make, seed, None, cap))
             if with_hints and env.hint:
-                specs.append(EpisodeSpec(f"{index}/hint/{play}", make, seed, env.hint, turn_cap))
-    episodes = play_episodes(specs, respond, "agent", settings)
-    for episode in episodes:
+                specs.append(EpisodeSpec(f"{index}/hint/{n}", make, seed, env.hint, cap))
+    drivers = [EnvDriver(spec, "agent", rollout.sampling, rollout.chat_tokens,
+                         rollout.max_context) for spec in specs]  # fmt: skip
+    play(drivers, respond, phase="agent", window=WINDOW)
+    for episode in (d.episode for d in drivers):
         position, condition, _ = episode.key.split("/")
         target = results[int(position)]
         (target.hinted if condition == "hint" else target.unhinted).append(episode)
@@ -87,12 +104,8 @@ def agent_samples(plays: Sequence[EnvPlays]) -> list[TrainingSample]:
 
 
 def episode_samples(episode: Episode, advantage: float, masked: bool) -> list[TrainingSample]:
-    """One sample per agent turn, prompted exactly as the rollout prompted it."""
-    samples = []
-    for index, message in enumerate(episode.messages):
-        if message["role"] != "assistant":
-            continue
-        prompt = trim_history(episode.messages[:index], HISTORY_CHARS)
-        samples.append(TrainingSample(prompt, str(message["content"]), advantage, "agent",
-                                      masked=masked))  # fmt: skip
-    return samples
+    """One sample per agent turn: the exact ids the sampler saw and produced (token-in)."""
+    return [TrainingSample(turn.prompt_ids, turn.completion_ids, advantage, "agent",
+                           masked=masked,
+                           sampled_logprobs=turn.logprobs)
+            for turn in episode.turns if turn.completion_ids]  # fmt: skip

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from spade.corpus import Corpus
 from spade.envs.checks import ValidationReport, validate_source
 from spade.envs.remote import RemoteEnv
-from spade.evals.samples import GenerationSettings, GenRequest, Message, Responder
+from spade.models.policy import Completion, Message, SamplingParams
+from spade.rollout import GenRequest, Responder
 from spade.sandbox import SandboxConfig, SandboxError
 from spade.selfplay.config import TrainConfig
 from spade.selfplay.designer import (
@@ -37,7 +38,8 @@ class Candidate:
     group: str
     request: DesignRequest
     prompt: list[Message]
-    reply: str
+    completion: Completion
+    """The designer's reply as sampled (token ids and logprobs: the designer's sample)."""
     code: str | None = None
     report: ValidationReport | None = None
     failure: str | None = None
@@ -45,6 +47,10 @@ class Candidate:
     hint_prompt: list[Message] = field(default_factory=list)
     hint_reply: str | None = None
     attempts: int = 1
+
+    @property
+    def reply(self) -> str:
+        return self.completion.text
 
     @property
     def valid(self) -> bool:
@@ -87,6 +93,13 @@ def design_requests(
     return requests
 
 
+def designer_sampling(config: TrainConfig, seed: int) -> SamplingParams:
+    """The designer's sampling: logprobs kept, for the rollout-vs-learner mismatch."""
+    return SamplingParams(max_new_tokens=config.designer.max_gen_toks,
+                          temperature=config.designer.temperature, seed=seed,
+                          logprobs=True)  # fmt: skip
+
+
 def generate_candidates(
     requests: Sequence[DesignRequest],
     respond: Responder,
@@ -98,11 +111,10 @@ def generate_candidates(
 ) -> list[Candidate]:
     """Designer completions for every request (a group of `group_size` each), checked in
     the sandbox, with up to `repair_attempts` repairs per failed candidate."""
-    settings = GenerationSettings(max_gen_toks=config.designer.max_gen_toks,
-                                  temperature=config.designer.temperature,
-                                  n=config.designer.group_size, seed=seed)  # fmt: skip
+    sampling = designer_sampling(config, seed)
     prompts = [designer_messages(r) for r in requests]
-    gen_requests = [GenRequest("designer", f"design/{i}", tuple(p), settings)
+    gen_requests = [GenRequest("designer", f"design/{i}", tuple(p), sampling,
+                               n=config.designer.group_size)
                     for i, p in enumerate(prompts)]  # fmt: skip
     started = time.perf_counter()
     replies = respond(gen_requests)
@@ -131,15 +143,14 @@ def _repair(
     accepted: list[tuple[str, str]],
     times: DesignTimes,
 ) -> None:
-    settings = GenerationSettings(max_gen_toks=config.designer.max_gen_toks,
-                                  temperature=config.designer.temperature, seed=seed)  # fmt: skip
+    sampling = designer_sampling(config, seed)
     prompts = [repair_messages(c.request, c.reply, c.failure or "") for c in failed]
     started = time.perf_counter()
-    replies = respond([GenRequest("designer", f"{c.group}/repair", tuple(p), settings)
+    replies = respond([GenRequest("designer", f"{c.group}/repair", tuple(p), sampling)
                        for c, p in zip(failed, prompts, strict=True)])  # fmt: skip
     times.generation += time.perf_counter() - started
     for candidate, prompt, reply in zip(failed, prompts, replies, strict=True):
-        candidate.prompt, candidate.reply = prompt, reply[0]
+        candidate.prompt, candidate.completion = prompt, reply[0]
         candidate.attempts += 1
         candidate.code = candidate.report = candidate.failure = None
         _check(candidate, config, sandbox, accepted, times)
@@ -189,20 +200,20 @@ def write_hints(
     for attempt in range(config.designer.hint_attempts):
         if not pending:
             return
-        settings = GenerationSettings(max_gen_toks=config.designer.hint_max_gen_toks,
-                                      temperature=config.designer.temperature,
-                                      seed=seed + attempt)  # fmt: skip
+        sampling = SamplingParams(max_new_tokens=config.designer.hint_max_gen_toks,
+                                  temperature=config.designer.temperature,
+                                  seed=seed + attempt)  # fmt: skip
         prompts = [hint_messages(c.code or "") for c in pending]
         started = time.perf_counter()
-        replies = respond([GenRequest("hint", f"{c.group}/hint", tuple(p), settings)
+        replies = respond([GenRequest("hint", f"{c.group}/hint", tuple(p), sampling)
                            for c, p in zip(pending, prompts, strict=True)])  # fmt: skip
         times.generation += time.perf_counter() - started
         still = []
         for candidate, prompt, reply in zip(pending, prompts, replies, strict=True):
-            hint = clean_hint(reply[0])
+            hint = clean_hint(reply[0].text)
             secrets = leaks[id(candidate)]
             report = check_hint(hint, *secrets) if secrets else None
-            candidate.hint_prompt, candidate.hint_reply = prompt, reply[0]
+            candidate.hint_prompt, candidate.hint_reply = prompt, reply[0].text
             if hint and secrets is not None and report is not None and report.ok:
                 candidate.hint = hint
             else:

@@ -18,14 +18,15 @@ from typing import Any
 from tqdm import tqdm
 
 from spade.corpus import CorpusOptions, open_corpus
-from spade.evals.responders import PolicyResponder
-from spade.evals.samples import GenerationSettings, GenRequest, Responder
+from spade.models.chat_template import ChatTokens
+from spade.models.policy import Completion, SamplingParams
 from spade.rl.advantages import designer_advantages
 from spade.rl.learner import Learner
 from spade.rl.samples import TrainingSample
+from spade.rollout import GenRequest, PolicyResponder, Responder
 from spade.sandbox import SandboxConfig
 from spade.selfplay import loop_state
-from spade.selfplay.agent_step import EnvPlays, PlayableEnv, agent_samples, play_envs
+from spade.selfplay.agent_step import EnvPlays, PlayableEnv, Rollout, agent_samples, play_envs
 from spade.selfplay.config import TrainConfig, dump_config
 from spade.selfplay.design_step import (
     Candidate,
@@ -46,8 +47,9 @@ class SelfPlayRun:
         self.config = config
         self.run_dir = run_dir
         self.suites_root = suites_root
-        self.sandbox = SandboxConfig()
+        self.sandbox: SandboxConfig = config.sandbox
         self.learner = Learner(config.model, config.update_config())
+        self.chat_tokens = ChatTokens(self.learner.tokenizer)
         self.engine = make_engine(config, self.learner, run_dir)
         self.memory = EnvMemory(config.memory.capacity)
         self.ema = SkillEMA()
@@ -118,12 +120,14 @@ class SelfPlayRun:
         timings["validation"] = times.validation
         envs = self._envs_to_play(candidates, rng)
         rollout_started = time.perf_counter()
-        settings = GenerationSettings(max_gen_toks=config.agent.max_gen_toks,
-                                      temperature=config.agent.temperature,
-                                      seed=rng.randrange(1 << 30))  # fmt: skip
+        sampling = SamplingParams(max_new_tokens=config.agent.max_gen_toks,
+                                  temperature=config.agent.temperature,
+                                  seed=rng.randrange(1 << 30), logprobs=True)  # fmt: skip
+        rollout = Rollout(sampling, self.chat_tokens, self.learner.config.max_length,
+                          config.agent.turn_cap)  # fmt: skip
         timed = _TimedResponder(respond)
-        plays = play_envs([env for env, _ in envs], timed, config.agent.plays,
-                          config.agent.turn_cap, settings, rng, self.sandbox)  # fmt: skip
+        plays = play_envs([env for env, _ in envs], timed, config.agent.plays, rollout, rng,
+                          self.sandbox)  # fmt: skip
         timings["rollouts"] = time.perf_counter() - rollout_started
         timings["rollout_generation"] = timed.seconds
         # Everything in the rollouts but the policy: env start, reset, step and close.
@@ -194,8 +198,9 @@ class SelfPlayRun:
             if groups[candidate.group][index] is None:
                 continue  # no gradient for an invalid env unless a penalty is configured
             advantage = float(advantages[candidate.group][index])
-            samples.append(TrainingSample(candidate.prompt, candidate.reply, advantage,
-                                          "designer"))  # fmt: skip
+            sample = designer_sample(candidate.completion, advantage)
+            if sample is not None:
+                samples.append(sample)
         return samples
 
     def _remember(
@@ -298,8 +303,8 @@ class _ProgressResponder:
         self.bar = tqdm(desc=f"  iteration {step}", unit=" completions", position=1,
                         leave=False, dynamic_ncols=True)  # fmt: skip
 
-    def __call__(self, requests: Sequence[GenRequest]) -> list[list[str]]:
-        phases = "+".join(sorted({r.benchmark for r in requests}))
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        phases = "+".join(sorted({r.phase for r in requests}))
         self.bar.set_postfix_str(f"{phases}: {len(requests)} prompts", refresh=True)
         replies = self.inner(requests)
         self.bar.update(sum(len(r) for r in replies))
@@ -316,12 +321,23 @@ class _TimedResponder:
         self.inner = inner
         self.seconds = 0.0
 
-    def __call__(self, requests: Sequence[GenRequest]) -> list[list[str]]:
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
         started = time.perf_counter()
         try:
             return self.inner(requests)
         finally:
             self.seconds += time.perf_counter() - started
+
+
+def designer_sample(completion: Completion, advantage: float) -> TrainingSample | None:
+    """The designer's completion as sampled; None for an empty one (nothing to learn)."""
+    if completion.prompt_token_ids is None or completion.token_ids is None:
+        raise RuntimeError("training needs a generation backend that returns token ids")
+    if not completion.token_ids:
+        return None
+    logprobs = tuple(completion.logprobs) if completion.logprobs is not None else None
+    return TrainingSample(tuple(completion.prompt_token_ids), tuple(completion.token_ids),
+                          advantage, "designer", sampled_logprobs=logprobs)  # fmt: skip
 
 
 def _mean(values: list[float]) -> float:

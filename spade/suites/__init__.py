@@ -20,7 +20,14 @@ from spade.suites.publish import PublishResult, publish_suite
 from spade.suites.random_agent import RandomAgent
 from spade.suites.reference import PlayError, reference_scores, score_source
 from spade.suites.seeds import eval_seeds
-from spade.suites.store import SHIPPED_ROOT, Listing, list_suites, resolve_suite, suites_root
+from spade.suites.store import (
+    SHIPPED_ROOT,
+    Listing,
+    list_suites,
+    lookup_roots,
+    resolve_suite,
+    suites_root,
+)
 from spade.suites.suite import Suite, SuiteEnv, load_suite
 from spade.suites.verify import Problem, VerifyReport, verify_suite
 
@@ -53,6 +60,7 @@ __all__ = [
     "freeze_suite",
     "list_suites",
     "load_suite",
+    "lookup_roots",
     "manifest_errors",
     "normalised_sha256",
     "publish_suite",

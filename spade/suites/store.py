@@ -1,19 +1,22 @@
 """Where suites live: `<root>/<name>/<version>/`, how references resolve, atomic writes.
 
 The root is `--root`, else `$SPADE_SUITES_ROOT`, else `envs_snapshots` in the working
-directory. A reference is `NAME@VERSION` (optionally prefixed `suite:`) or the path of a
-folder holding `manifest.json`.
+directory; `freeze` writes there, never into an installed package. Without `--root` or the
+variable, references and `list` look there first and then in the suites spade ships
+(`spade-seed`): the checkout's `envs_snapshots/` or, installed from a wheel, the package's
+copy. A reference is `NAME@VERSION` (optionally prefixed `suite:`) or the path of a folder
+holding `manifest.json`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from spade.atomic import write_dir_atomic
+from spade.resources import shipped_dir
 from spade.suites.errors import SuiteError
 from spade.suites.manifest import (
     MANIFEST_FILE,
@@ -29,22 +32,30 @@ DEFAULT_ROOT = "envs_snapshots"
 REF_PREFIX = "suite:"
 
 
-# The suites this checkout ships (spade-seed), found from any working directory.
-SHIPPED_ROOT = Path(__file__).resolve().parents[2] / DEFAULT_ROOT
+# The suites spade ships (spade-seed), found from any working directory.
+SHIPPED_ROOT = shipped_dir("envs_snapshots")
 
 
 def suites_root(root: str | Path | None = None) -> Path:
+    """Where suites are written: the given root, else the variable's, else the default."""
     return Path(root or os.environ.get(ROOT_ENV_VAR) or DEFAULT_ROOT)
 
 
-def _lookup_root(root: str | Path | None, name: str) -> Path:
-    """The root to find suite `name` under: the given/env/default root, else the shipped one
-    when no root was asked for and the default lacks the suite."""
+def lookup_roots(root: str | Path | None = None) -> list[Path]:
+    """The roots searched for a suite version, first match wins: only the asked-for one when
+    `root` or the variable names one, else the default root and then the shipped suites."""
     base = suites_root(root)
-    explicit = root is not None or os.environ.get(ROOT_ENV_VAR)
-    if not explicit and not (base / name).is_dir() and (SHIPPED_ROOT / name).is_dir():
-        return SHIPPED_ROOT
-    return base
+    if root is not None or os.environ.get(ROOT_ENV_VAR):
+        return [base]
+    if base.resolve() == SHIPPED_ROOT.resolve():  # working in the checkout itself
+        return [base]
+    return [base, SHIPPED_ROOT]
+
+
+def _all_versions(root: str | Path | None, name: str) -> list[str]:
+    """The versions of suite `name` under any lookup root, in semantic-version order."""
+    found = {v for base in lookup_roots(root) for v in suite_versions(base, name)}
+    return sorted(found, key=semver_key)
 
 
 def version_dir(root: str | Path | None, name: str, version: str) -> Path:
@@ -68,7 +79,7 @@ def resolve_suite(ref: str | Path, root: str | Path | None = None) -> Path:
         path = Path(text)
         if (path / MANIFEST_FILE).is_file():
             return path
-        versions = suite_versions(root, text) if NAME_PATTERN.match(text) else []
+        versions = _all_versions(root, text) if NAME_PATTERN.match(text) else []
         if versions:
             raise SuiteError(f"give a version: {text}@VERSION (versions: {', '.join(versions)})")
         if path.is_dir():
@@ -76,15 +87,16 @@ def resolve_suite(ref: str | Path, root: str | Path | None = None) -> Path:
         raise SuiteError(f"{text!r} is neither NAME@VERSION nor a suite folder")
     name, version = named
     check_name(name)
-    base = _lookup_root(root, name)
-    if not (base / name).is_dir():
-        names = ", ".join(sorted(n for n, _ in _suite_dirs(base))) or "none"
-        raise SuiteError(f"unknown suite {name!r} under {base} (known: {names})")
-    path = base / name / version
-    if not (path / MANIFEST_FILE).is_file():
-        have = ", ".join(suite_versions(base, name)) or "none"
-        raise SuiteError(f"suite {name!r} has no version {version!r} (versions: {have})")
-    return path
+    roots = lookup_roots(root)
+    for base in roots:
+        if (base / name / version / MANIFEST_FILE).is_file():
+            return base / name / version
+    if not any((base / name).is_dir() for base in roots):
+        names = ", ".join(sorted({n for r in roots for n, _ in _suite_dirs(r)})) or "none"
+        where = " or ".join(map(str, roots))
+        raise SuiteError(f"unknown suite {name!r} under {where} (known: {names})")
+    have = ", ".join(_all_versions(root, name)) or "none"
+    raise SuiteError(f"suite {name!r} has no version {version!r} (versions: {have})")
 
 
 def suite_versions(root: str | Path | None, name: str) -> list[str]:
@@ -108,15 +120,21 @@ class Listing:
 
 
 def list_suites(root: str | Path | None = None) -> list[Listing]:
-    listings: list[Listing] = []
-    for name, folder in sorted(_suite_dirs(suites_root(root))):
-        for version in suite_versions(root, name):
-            path = folder / version
-            try:
-                listings.append(Listing(name, version, path, read_manifest(path)))
-            except SuiteError as exc:
-                listings.append(Listing(name, version, path, None, str(exc)))
-    return listings
+    """Every suite version under `lookup_roots(root)`, the one a reference resolves to where
+    two roots hold the same version."""
+    listings: dict[tuple[str, str], Listing] = {}
+    for base in lookup_roots(root):
+        for name, folder in _suite_dirs(base):
+            for version in suite_versions(base, name):
+                if (name, version) in listings:
+                    continue
+                path = folder / version
+                try:
+                    listing = Listing(name, version, path, read_manifest(path))
+                except SuiteError as exc:
+                    listing = Listing(name, version, path, None, str(exc))
+                listings[name, version] = listing
+    return [listings[key] for key in sorted(listings, key=lambda k: (k[0], semver_key(k[1])))]
 
 
 def _suite_dirs(base: Path) -> list[tuple[str, Path]]:
@@ -134,29 +152,27 @@ def write_version(target: Path, files: dict[str, bytes]) -> None:
     the parent folders this call created).
     """
     created: list[Path] = []
-    staging: Path | None = None
+    exists = f"{target}: already exists; a frozen version is never overwritten"
     try:
         _make_parents(target.parent, created)
         if target.exists():
-            raise SuiteError(f"{target}: already exists; a frozen version is never overwritten")
-        staging = Path(
-            tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-        )
-        for relative, data in sorted(files.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        staging.chmod(0o755)  # mkdtemp makes it private
-        if target.exists():  # someone else froze the same version meanwhile
-            raise SuiteError(f"{target}: already exists; a frozen version is never overwritten")
-        os.rename(staging, target)
+            raise SuiteError(exists)
+        try:
+            write_dir_atomic(target, lambda staging: _fill(staging, files))
+        except FileExistsError:  # someone else froze the same version meanwhile
+            raise SuiteError(exists) from None
     except BaseException:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(created):
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only removes it while it is still empty
         raise
+
+
+def _fill(folder: Path, files: dict[str, bytes]) -> None:
+    for relative, data in sorted(files.items()):
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
 
 
 def _make_parents(folder: Path, created: list[Path]) -> None:

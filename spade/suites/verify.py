@@ -124,6 +124,8 @@ def _check_files(
         intact.append((entry, data.decode("utf-8")))
     listed = {MANIFEST_FILE, *(entry.file for entry in manifest.envs)}
     for extra in sorted(p for p in path.rglob("*") if p.is_file()):
+        if "__pycache__" in extra.relative_to(path).parts:
+            continue  # bytecode Python writes beside env files (pip does when it installs them)
         relative = extra.relative_to(path).as_posix()
         if relative not in listed:
             report.problems.append(Problem(relative, "not listed in the manifest"))

@@ -19,7 +19,8 @@ from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPIN
 from spade.evals.bfcl.data import BfclEntry
 from spade.evals.bfcl.runner import BfclBenchmark
 from spade.evals.declarations import Declaration, declarations
-from spade.evals.samples import GenRequest
+from spade.rollout import GenRequest
+from tests.replies import text_responder
 
 UMBRELLA = "bfcl_v4_multi_turn"
 
@@ -67,6 +68,7 @@ def keyword_call(call: str, classes: list[str]) -> tuple[str, dict[str, Any]]:
 def oracle(mode: str = "prompting"):  # noqa: ANN201 — a Responder
     table = entries()
 
+    @text_responder
     def respond(requests: list[GenRequest]) -> list[list[str]]:
         replies = []
         for request in requests:

@@ -22,9 +22,11 @@ from spade.evals.acebench.scenario import Scenario
 from spade.evals.acebench.scoring import end_state_diff, process_accuracy
 from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import BENCHMARKS_DIR, DeclarationError, load_declaration
-from spade.evals.responders import PredictionsResponder
-from spade.evals.samples import GenRequest, Responder, SampleResult
+from spade.evals.samples import SampleResult
+from spade.models.policy import Completion
+from spade.rollout import GenRequest, Predictions, Responder
 from tests.data import DATA_DIR  # noqa: E402
+from tests.replies import text_responder
 
 pytestmark = pytest.mark.skipif(
     not (DATA_DIR / "acebench").is_dir(), reason=f"no ACEBench data in {DATA_DIR}"
@@ -78,6 +80,7 @@ def scripted_agent(
     position = dict.fromkeys(scripts, 0)
     batches: list[int] = []
 
+    @text_responder
     def respond(requests: Sequence[GenRequest]) -> list[list[str]]:
         batches.append(len(requests))
         answers = []
@@ -139,7 +142,7 @@ def test_an_app_that_raises_answers_the_model_with_the_error_text() -> None:
     requests: list[GenRequest] = []
     agent = scripted_agent({entry_id: script})
 
-    def respond(batch: Sequence[GenRequest]) -> list[list[str]]:
+    def respond(batch: Sequence[GenRequest]) -> list[list[Completion]]:
         requests.extend(batch)
         return agent(batch)
 
@@ -206,6 +209,7 @@ def test_multi_turn_plays_a_simulated_user_and_records_it() -> None:
     }
     seen: list[GenRequest] = []
 
+    @text_responder
     def user(requests: Sequence[GenRequest]) -> list[list[str]]:
         seen.extend(requests)
         return [
@@ -234,9 +238,9 @@ def test_saved_predictions_replay_to_the_same_scores() -> None:
     live = run(
         ids,
         scripted_agent(scripts),
-        lambda rs: [[FINISH if len(r.messages) > 3 else "Go on."] for r in rs],
+        text_responder(lambda rs: [[FINISH if len(r.messages) > 3 else "Go on."] for r in rs]),
     )
-    saved = PredictionsResponder({NAME: {r.sample_id: r.output for r in live}})
+    saved = Predictions({NAME: {r.sample_id: r.output for r in live}})
     replayed = benchmark().run(ids, saved, DATA_DIR)
     assert [r.score for r in live] == [1.0, 1.0, 0.0]
     assert [(r.score, r.metrics) for r in replayed] == [(r.score, r.metrics) for r in live]
@@ -259,7 +263,7 @@ def test_malformed_output_is_logged_per_sample_never_raised() -> None:
     assert "not a literal" in errors[0] and "unknown API 'no_such_api'" in errors[1]
     assert "message_id must be integer" in errors[2]
     assert result.answer == ["turn_on_wifi()"]
-    garbage = PredictionsResponder(
+    garbage = Predictions(
         {NAME: {"agent_multi_step_4": {"not": "a list"}, "agent_multi_turn_0": [{"role": "robot"}]}}
     )
     replayed = benchmark().run(["agent_multi_step_4", "agent_multi_turn_0"], garbage, DATA_DIR)
@@ -271,7 +275,7 @@ def test_the_model_sees_execution_errors_and_results() -> None:
     requests: list[GenRequest] = []
     agent = scripted_agent({"agent_multi_step_4": script})
 
-    def respond(batch: Sequence[GenRequest]) -> list[list[str]]:
+    def respond(batch: Sequence[GenRequest]) -> list[list[Completion]]:
         requests.extend(batch)
         return agent(batch)
 

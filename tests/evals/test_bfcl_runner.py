@@ -20,9 +20,12 @@ pytest.importorskip("bfcl_eval", reason="needs bfcl-eval (pip install --no-deps 
 
 from spade.evals.bfcl.runner import BfclBenchmark  # noqa: E402
 from spade.evals.declarations import DeclarationError  # noqa: E402
-from spade.evals.responders import PredictionsResponder  # noqa: E402
 from spade.evals.run import run_benchmark  # noqa: E402
-from spade.evals.samples import GenRequest  # noqa: E402
+from spade.models.policy import Completion  # noqa: E402
+from spade.rollout import (
+    GenRequest,  # noqa: E402
+    Predictions,  # noqa: E402
+)
 from tests.evals.bfcl_helpers import (  # noqa: E402
     UMBRELLA,
     benchmark,
@@ -31,6 +34,7 @@ from tests.evals.bfcl_helpers import (  # noqa: E402
     gold,
     oracle,
 )
+from tests.replies import text_responder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = ROOT.parent / "shared" / "data"
@@ -38,7 +42,7 @@ DATA_DIR = ROOT.parent / "shared" / "data"
 
 def score_saved(outputs: dict[str, object], bench: BfclBenchmark | None = None) -> list:
     bench = bench or benchmark()
-    respond = PredictionsResponder({bench.declaration.name: outputs})
+    respond = Predictions({bench.declaration.name: outputs})
     return bench.run(list(outputs), respond, None)
 
 
@@ -71,6 +75,7 @@ def test_a_model_that_says_nothing_scores_zero() -> None:
     ids = bench.slice_ids(bench.sample_ids(None), 12, seed=3)
     requests: list[GenRequest] = []
 
+    @text_responder
     def silent(batch: list[GenRequest]) -> list[list[str]]:
         requests.extend(batch)
         return [[""] for _ in batch]
@@ -159,7 +164,7 @@ def test_held_out_functions_come_back_at_their_turn() -> None:
     held = {doc["name"] for doc in entry.missed_functions[held_turn]}
     requests: list[GenRequest] = []
 
-    def model(batch: list[GenRequest]) -> list[list[str]]:
+    def model(batch: list[GenRequest]) -> list[list[Completion]]:
         requests.extend(batch)
         return oracle("function_calling")(batch)
 
@@ -183,6 +188,7 @@ def test_bad_replies_are_failures_logged_per_sample() -> None:
     ])  # fmt: skip
     seen: list[GenRequest] = []
 
+    @text_responder
     def model(batch: list[GenRequest]) -> list[list[str]]:
         seen.extend(batch)
         return [[next(replies, "Thanks.")] for _ in batch]
@@ -207,6 +213,7 @@ def test_endless_backend_work_times_out_and_the_episode_goes_on() -> None:
     )
     replies = iter(["[pwd()]", "[power(base=10, exponent=10**10)]", "[pwd()]", "Done."])
 
+    @text_responder
     def model(batch: list[GenRequest]) -> list[list[str]]:
         return [[next(replies, "Done.")] for _ in batch]
 
@@ -219,6 +226,7 @@ def test_endless_backend_work_times_out_and_the_episode_goes_on() -> None:
 def test_a_model_that_never_stops_calling_is_force_quit_after_20_steps() -> None:
     requests: list[GenRequest] = []
 
+    @text_responder
     def model(batch: list[GenRequest]) -> list[list[str]]:
         requests.extend(batch)
         return [["[pwd()]"] for _ in batch]
@@ -234,6 +242,7 @@ def test_function_calling_reads_native_tool_calls_and_renders_them_back() -> Non
     reply = '<tool_call>\n{"name": "ls", "arguments": {"a": true}}\n</tool_call>'
     seen: list[GenRequest] = []
 
+    @text_responder
     def model(batch: list[GenRequest]) -> list[list[str]]:
         seen.extend(batch)
         return [[reply if len(seen) == 1 else "done"] for _ in batch]

@@ -18,9 +18,10 @@ from spade.evals.benchmark import build_benchmark
 from spade.evals.code_problems import CodeProblem
 from spade.evals.code_runner import CodeBenchmark
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, load_declaration
-from spade.evals.samples import GenRequest
+from spade.rollout import GenRequest
 from spade.sandbox.programs import run_programs
 from tests.data import DATA_DIR  # noqa: E402
+from tests.replies import text_responder
 
 pytestmark = pytest.mark.skipif(
     not (DATA_DIR / "humaneval").is_dir(), reason=f"no benchmark data in {DATA_DIR}"
@@ -46,6 +47,7 @@ def fenced(code: str) -> str:
 def responder(answer: Callable[[CodeProblem], list[str]], benchmark: CodeBenchmark):  # type: ignore[no-untyped-def]
     by_id = benchmark.problems(DATA_DIR)
 
+    @text_responder
     def respond(requests: Sequence[GenRequest]) -> list[list[str]]:
         return [answer(by_id[r.sample_id]) for r in requests]
 
@@ -209,7 +211,9 @@ def test_runner_pass_at_k_with_several_answers_per_sample() -> None:
 def test_runner_unparseable_answer_is_a_parse_failure_without_a_run() -> None:
     benchmark = build_benchmark(declaration("mbpp"))
     ids = benchmark.sample_ids(DATA_DIR)[:2]
-    results = benchmark.run(ids, lambda requests: [["no code here"] for _ in requests], DATA_DIR)
+    results = benchmark.run(
+        ids, text_responder(lambda requests: [["no code here"] for _ in requests]), DATA_DIR
+    )
     assert [(s.score, s.parsed, s.answer) for s in results] == [(0.0, False, None)] * 2
     assert results[0].extra["status"] == ["no_code"]
 

@@ -15,13 +15,14 @@ import pytest
 
 from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import BENCHMARKS_DIR, DeclarationError, load_declaration
-from spade.evals.games import GAMES, episode_seed, play_episodes
+from spade.evals.games import GAMES, GameDriver, episode_seed
 from spade.evals.games.connect_four import best_column
 from spade.evals.games.negotiation import NegotiationGame, concession, proposal
 from spade.evals.games.tictactoe import TicTacToeGame, best_cell
 from spade.evals.games_runner import GamesBenchmark
-from spade.evals.responders import PredictionsResponder
-from spade.evals.samples import GenRequest
+from spade.models.policy import Completion, SamplingParams
+from spade.rollout import GenRequest, Predictions, play
+from tests.replies import completion, text_responder
 
 _BOARD_ROW = re.compile(r"^ (\S) \| (\S) \| (\S) $", re.MULTILINE)
 
@@ -35,6 +36,7 @@ def games(**options: object) -> GamesBenchmark:
     return benchmark
 
 
+@text_responder
 def minimax_from_text(requests: Sequence[GenRequest]) -> list[list[str]]:
     """A perfect TicTacToe player that reads only the chat: its mark and the last board."""
     answers = []
@@ -70,24 +72,31 @@ def test_perfect_tictactoe_player_never_loses_to_random_or_minimax() -> None:
 def test_illegal_and_unreadable_moves_lose_at_once() -> None:
     benchmark = games()
     ids = ["tictactoe/random/0", "connect_four/alphabeta/0", "kuhn_poker/nash/1"]
-    repeat_cell = benchmark.run(ids[:1], lambda rs: [["[4]"] for _ in rs], None)[0]
+    repeat_cell = benchmark.run(ids[:1], text_responder(lambda rs: [["[4]"] for _ in rs]), None)[0]
     assert repeat_cell.metrics["invalid"] == 1 and repeat_cell.metrics["loss"] == 1
     assert repeat_cell.parsed and len(repeat_cell.output) == 2  # the second [4] was illegal
-    for result in benchmark.run(ids, lambda rs: [["I would rather not say."] for _ in rs], None):
+    for result in benchmark.run(
+        ids, text_responder(lambda rs: [["I would rather not say."] for _ in rs]), None
+    ):
         assert result.metrics["invalid"] == 1 and result.score == 0 and not result.parsed
         assert len(result.output) == 1
     # A move that parses but is not legal now: [call] with no bet facing the opener.
-    kuhn = benchmark.run(["kuhn_poker/nash/0"], lambda rs: [["[call]"] for _ in rs], None)[0]
+    kuhn = benchmark.run(
+        ["kuhn_poker/nash/0"], text_responder(lambda rs: [["[call]"] for _ in rs]), None
+    )[0]
     assert kuhn.metrics["invalid"] == 1 and kuhn.parsed
 
 
 def test_last_move_in_the_answer_counts() -> None:
     benchmark = games()
     answer = "<think>[0] looks weak.</think> Maybe [2]... no: I play [4]"
-    result = benchmark.run(["tictactoe/random/0"], lambda rs: [[answer] for _ in rs], None)[0]
+    result = benchmark.run(
+        ["tictactoe/random/0"], text_responder(lambda rs: [[answer] for _ in rs]), None
+    )[0]
     assert result.answer[0] == "[4]"
 
 
+@text_responder
 def cycling_player(requests: Sequence[GenRequest]) -> list[list[str]]:
     """Deterministic, often legal, sometimes not: exercises every game's paths."""
     menu = ["[4]", "[col 3]", "[bet]", "[call]", "[check]", "[roll]", "[hold]", "[Accept]",
@@ -102,12 +111,12 @@ def test_predictions_replay_scores_exactly_as_live_play(tmp_path: Path) -> None:
     lines = [{"benchmark": "games", "id": r.sample_id, "output": r.output} for r in live]
     path = tmp_path / "predictions.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    replayed = benchmark.run(ids, PredictionsResponder.from_file(path), None)
+    replayed = benchmark.run(ids, Predictions.from_file(path), None)
     for a, b in zip(live, replayed, strict=True):
         assert (a.sample_id, a.score, a.metrics, a.output) == (b.sample_id, b.score, b.metrics,
                                                                  b.output)  # fmt: skip
     # A list that runs out is an invalid move at that point.
-    short = PredictionsResponder({"games": {"tictactoe/random/0": ["[4]"]}})
+    short = Predictions({"games": {"tictactoe/random/0": ["[4]"]}})
     result = benchmark.run(["tictactoe/random/0"], short, None)[0]
     assert result.metrics["invalid"] == 1 and result.extra["reason"] == "no answer for this move"
 
@@ -118,7 +127,7 @@ def test_lockstep_one_call_per_round_and_batch_independent_episodes() -> None:
            "negotiation/concession/1"]  # fmt: skip
     calls: list[list[str]] = []
 
-    def respond(requests: Sequence[GenRequest]) -> list[list[str]]:
+    def respond(requests: Sequence[GenRequest]) -> list[list[Completion]]:
         calls.append([r.sample_id for r in requests])
         return cycling_player(requests)
 
@@ -135,10 +144,18 @@ def test_strong_opponents_beat_random_and_scripted_moves_are_sound() -> None:
     benchmark = games()
     for game, strong in (("connect_four", "alphabeta"), ("pig", "hold20"),
                          ("negotiation", "concession")):  # fmt: skip
-        specs = [benchmark.episode_spec(f"{game}/random/{i}") for i in range(6)]
+        drivers = {i: GameDriver(benchmark.episode_spec(i), "games", SamplingParams())
+                   for i in (f"{game}/random/{n}" for n in range(6))}  # fmt: skip
         policy = GAMES[game].opponents()[strong]
-        episodes = play_episodes(specs, lambda eps, p=policy: [p(e.game, e.rng) for e in eps])
-        scores = [benchmark.result(e).score for e in episodes]
+
+        def scripted(
+            requests: Sequence[GenRequest], p=policy, drivers=drivers
+        ) -> list[list[Completion]]:
+            episodes = [drivers[r.sample_id].episode for r in requests]
+            return [[completion(p(e.game, e.rng))] for e in episodes]
+
+        play(list(drivers.values()), scripted, phase="games")
+        scores = [benchmark.result(d.episode).score for d in drivers.values()]
         assert sum(scores) / len(scores) >= 0.5, (game, scores)
     board = [list("......."), list("......."), list("......."), list("......."),
              list("OO....."), list("XXX....")]  # fmt: skip

@@ -26,10 +26,12 @@ from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, load_declaration
 from spade.evals.lm_eval_runner import LmEvalBenchmark
 from spade.evals.lm_eval_tasks import lm_eval_tasks_dir, parse_options, render_tasks
-from spade.evals.responders import PolicyResponder
-from spade.evals.samples import GenRequest, SampleResult
+from spade.evals.samples import SampleResult
 from spade.models import load_policy
+from spade.models.policy import Completion
+from spade.rollout import GenRequest, PolicyResponder
 from tests.data import DATA_DIR  # noqa: E402
+from tests.replies import completion
 
 pytestmark = pytest.mark.skipif(
     not DATA_DIR.is_dir(), reason=f"offline benchmark data not found at {DATA_DIR}"
@@ -114,9 +116,9 @@ class Replay:
         self.texts = texts
         self.requests: list[GenRequest] = []
 
-    def __call__(self, requests: Sequence[GenRequest]) -> list[list[str]]:
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
         self.requests.extend(requests)
-        return [[self.texts[r.sample_id]] for r in requests]
+        return [[completion(self.texts[r.sample_id])] for r in requests]
 
 
 class Run:
@@ -172,12 +174,12 @@ def test_requests_carry_declared_budget_and_lm_eval_stops(runs: dict[str, Run]):
     for name, run in runs.items():
         generation = run.declaration.generation
         for request in run.responder.requests:
-            assert request.benchmark == name
-            assert request.settings.max_gen_toks == generation.max_gen_toks
-            assert request.settings.temperature == 0.0
-    gsm8k_stops = runs["gsm8k"].responder.requests[0].settings.stop
+            assert request.phase == name
+            assert request.sampling.max_new_tokens == generation.max_gen_toks
+            assert request.sampling.temperature == 0.0
+    gsm8k_stops = runs["gsm8k"].responder.requests[0].sampling.stop
     assert {"Q:", "</s>", "<|im_end|>"} <= set(gsm8k_stops)  # gsm8k_cot_llama's `until`
-    bbh_stops = runs["bbh"].responder.requests[0].settings.stop
+    bbh_stops = runs["bbh"].responder.requests[0].sampling.stop
     assert {"Q", "\n\n"} <= set(bbh_stops)
     # bbh: the task's description is the system turn, then 3 exemplars and the question.
     bbh_prompt = runs["bbh"].responder.requests[0].messages

@@ -13,7 +13,8 @@ import pytest
 from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import BENCHMARKS_DIR, DeclarationError, load_declaration
 from spade.evals.rg_runner import ReasoningGymBenchmark
-from spade.evals.samples import GenRequest
+from spade.rollout import GenRequest
+from tests.replies import text_responder
 
 CATEGORIES = ("rg_math", "rg_algorithmic", "rg_cognition", "rg_logic")
 
@@ -28,6 +29,7 @@ def benchmark(name: str, **options: object) -> ReasoningGymBenchmark:
 
 
 def gold_responder(bench: ReasoningGymBenchmark):  # type: ignore[no-untyped-def]
+    @text_responder
     def respond(requests: Sequence[GenRequest]) -> list[list[str]]:
         golds = [bench.tasks.item(r.sample_id).entry["answer"] for r in requests]
         return [[f"Let me think step by step.\n<answer>{gold}</answer>"] for gold in golds]
@@ -60,6 +62,7 @@ def test_sample_ids_prompt_and_hard_configuration() -> None:
     assert len(ids) == len(bench.options.tasks) * 20 and ids[0] == "aiw/0"
     seen: list[GenRequest] = []
 
+    @text_responder
     def respond(requests: Sequence[GenRequest]) -> list[list[str]]:
         seen.extend(requests)
         return [["no tags here"] for _ in requests]
@@ -69,7 +72,7 @@ def test_sample_ids_prompt_and_hard_configuration() -> None:
     assert "<answer>" in system["content"] and user["content"] == bench.tasks.item(
         "knights_knaves/3").question  # fmt: skip
     assert result.score == 0 and not result.parsed and result.answer is None
-    assert result.extra["level"] == 2 and seen[0].settings.max_gen_toks == 1024
+    assert result.extra["level"] == 2 and seen[0].sampling.max_new_tokens == 1024
     # The hard setting is the curriculum's level 2: more people than the library default.
     assert bench.tasks.config("knights_knaves")["n_people"] > 2
 
@@ -85,6 +88,7 @@ def test_items_do_not_depend_on_what_else_is_generated() -> None:
 def test_per_task_breakdown_and_partial_credit_pass_through() -> None:
     bench = benchmark("rg_algorithmic")
 
+    @text_responder
     def respond(requests: Sequence[GenRequest]) -> list[list[str]]:
         return [["<answer>wrong</answer>"] for _ in requests]
 
@@ -96,7 +100,7 @@ def test_per_task_breakdown_and_partial_credit_pass_through() -> None:
 def test_wrong_reasoning_gym_version_is_a_clear_error() -> None:
     bench = benchmark("rg_cognition", reasoning_gym_version="0.0.1")
     with pytest.raises(DeclarationError, match=r"reasoning-gym==0\.0\.1"):
-        bench.run(["figlet_font/0"], lambda rs: [["x"] for _ in rs], None)
+        bench.run(["figlet_font/0"], text_responder(lambda rs: [["x"] for _ in rs]), None)
 
 
 def test_declaration_errors() -> None:

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from spade.evals.run import resolve_benchmarks, run_benchmark
-from spade.evals.samples import GenRequest
+from spade.rollout import GenRequest
 from spade.suites import load_suite
+from tests.replies import text_responder
 
 SUITE = "suite:spade-seed@1.0.0"
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +49,7 @@ def test_solutions_replayed_as_predictions_all_succeed(tmp_path: Path) -> None:
 def test_blind_player_rarely_succeeds_and_episodes_end() -> None:
     (declaration,), _ = resolve_benchmarks([SUITE], None)
 
+    @text_responder
     def blind(requests: list[GenRequest]) -> list[list[str]]:
         return [["\\boxed{1}"] for _ in requests]
 

@@ -17,18 +17,19 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-from spade.rl import Learner, TrainingSample, UpdateConfig, distributed
+from spade.rl import Learner, UpdateConfig, distributed
+from tests.rl.token_samples import sample
 
 PROMPT_A = [{"role": "user", "content": "Open the door."}]
 PROMPT_B = [{"role": "user", "content": "Write an environment about mazes."}]
 SAMPLES = [
-    TrainingSample(PROMPT_A, "\\boxed{open door}", 1.0, "agent"),
-    TrainingSample(PROMPT_B, "class MazeEnv: pass", -1.0, "designer"),
-    TrainingSample(PROMPT_A, "\\boxed{wait}", -0.5, "agent"),
-    TrainingSample(PROMPT_B, "class RoomEnv:\n    pass", 0.7, "designer"),
-    TrainingSample(PROMPT_A, "\\boxed{look around the room}", 0.3, "agent"),
-    TrainingSample(PROMPT_A, "\\boxed{go north}", 0.0, "agent"),  # normaliser only, not run
-    TrainingSample(PROMPT_B, "import random\nclass Cave: pass", 0.4, "designer"),
+    sample(PROMPT_A, "\\boxed{open door}", 1.0, "agent"),
+    sample(PROMPT_B, "class MazeEnv: pass", -1.0, "designer"),
+    sample(PROMPT_A, "\\boxed{wait}", -0.5, "agent"),
+    sample(PROMPT_B, "class RoomEnv:\n    pass", 0.7, "designer"),
+    sample(PROMPT_A, "\\boxed{look around the room}", 0.3, "agent"),
+    sample(PROMPT_A, "\\boxed{go north}", 0.0, "agent"),  # normaliser only, not run
+    sample(PROMPT_B, "import random\nclass Cave: pass", 0.4, "designer"),
 ]
 UPDATES = [SAMPLES, SAMPLES[2:]]
 """Two updates: 6 and 4 micro-batches that run (micro_batch_size 1), so ranks get unequal

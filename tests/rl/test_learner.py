@@ -22,21 +22,22 @@ from spade.rl import (
     list_checkpoints,
 )
 from spade.rl.grpo import completion_logprobs
-from spade.rl.samples import collate, tokenize_sample
+from spade.rl.samples import collate, fit_sample
+from tests.rl.token_samples import sample
 
 PROMPT_A = [{"role": "user", "content": "Open the door."}]
 PROMPT_B = [{"role": "user", "content": "Write an environment about mazes."}]
-GOOD = TrainingSample(PROMPT_A, "\\boxed{open door}", 1.0, "agent")
-BAD = TrainingSample(PROMPT_B, "class MazeEnv: pass", -1.0, "designer")
-BATCH_1 = [GOOD, BAD, TrainingSample(PROMPT_A, "\\boxed{wait}", -0.5, "agent")]
+GOOD = sample(PROMPT_A, "\\boxed{open door}", 1.0, "agent")
+BAD = sample(PROMPT_B, "class MazeEnv: pass", -1.0, "designer")
+BATCH_1 = [GOOD, BAD, sample(PROMPT_A, "\\boxed{wait}", -0.5, "agent")]
 BATCH_2 = [
-    TrainingSample(PROMPT_B, "class RoomEnv:\n    pass", 0.7, "designer"),
-    TrainingSample(PROMPT_A, "\\boxed{look}", 0.3, "agent"),
+    sample(PROMPT_B, "class RoomEnv:\n    pass", 0.7, "designer"),
+    sample(PROMPT_A, "\\boxed{look}", 0.3, "agent"),
 ]
 
 
-def logprob(learner: Learner, sample: TrainingSample) -> float:
-    t = tokenize_sample(sample, learner.tokenizer, 512, learner.end_of_turn)
+def logprob(learner: Learner, one: TrainingSample) -> float:
+    t = fit_sample(one, 512)
     batch = collate([t], learner.tokenizer.pad_token_id).to(learner.device)
     with torch.no_grad():
         return float(completion_logprobs(learner.model, batch, 1.0)[0].sum())
@@ -62,7 +63,7 @@ def test_positive_advantage_raises_a_completions_logprob_and_negative_lowers_it(
     assert set(metrics.roles) == {"agent", "designer"}
     agent = metrics.roles["agent"]
     assert agent.ratio_mean == pytest.approx(1.0) and agent.clip_fraction == 0.0
-    assert agent.tokens == len(tokenize_sample(GOOD, learner.tokenizer, 512, 2).completion_ids)
+    assert agent.tokens == len(fit_sample(GOOD, 512).completion_ids)
     assert agent.grad_norm > 0 and metrics.roles["designer"].grad_norm > 0
     assert agent.loss == pytest.approx(-1.0)  # -A at ratio 1
     flat = metrics.as_dict()
@@ -73,8 +74,8 @@ def test_no_signal_leaves_weights_and_optimizer_untouched(tiny_model_dir: Path) 
     learner = Learner(tiny_model_dir, UpdateConfig(lr=1e-2))
     learner.update([GOOD])  # so the optimizer has momentum a zero-gradient step would apply
     before, state = weights(learner), optimizer_state(learner)
-    zero = TrainingSample(PROMPT_A, "\\boxed{wait}", 0.0, "agent")
-    masked = TrainingSample(PROMPT_B, "class X: pass", 5.0, "designer", masked=True)
+    zero = sample(PROMPT_A, "\\boxed{wait}", 0.0, "agent")
+    masked = sample(PROMPT_B, "class X: pass", 5.0, "designer", masked=True)
     metrics = learner.update([zero, masked])
     after = weights(learner)
     assert all(torch.equal(before[n], after[n]) for n in before)

@@ -14,11 +14,14 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
-from spade.evals.samples import GenRequest, Responder
+from spade.models.chat_template import end_of_turn_id, render_prompt
+from spade.models.policy import Completion
+from spade.rollout import GenRequest, Responder
 from spade.selfplay.config import load_config
 from spade.selfplay.loop import SelfPlayRun
 from spade.selfplay.memory import EnvMemory
@@ -59,24 +62,38 @@ class LengthEnv:
 
 
 class StandInDesigner:
-    """Designer and hint requests get fixed replies; agent requests go to the real policy."""
+    """Designer and hint requests get fixed replies; agent requests go to the real policy.
+
+    A fixed reply carries the token ids a model would have sampled to write it (its text
+    tokenised, then the end-of-turn token) and the prompt's rendered ids, so the designer's
+    training samples are built as for a real reply."""
 
     designer_prompts: list[str] = []  # every designer prompt's text, for the ablation tests
 
-    def __init__(self, policy_responder: Responder) -> None:
+    def __init__(self, policy_responder: Responder, tokenizer: Any) -> None:
         self.policy = policy_responder
+        self.tokenizer = tokenizer
+        self.end_of_turn = end_of_turn_id(tokenizer)
 
-    def __call__(self, requests: Sequence[GenRequest]) -> list[list[str]]:
-        answers: list[list[str] | None] = [None] * len(requests)
+    def fixed(self, request: GenRequest, text: str) -> Completion:
+        prompt = render_prompt(self.tokenizer, list(request.messages))
+        prompt_ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        ids = [*self.tokenizer(text, add_special_tokens=False)["input_ids"], self.end_of_turn]
+        return Completion(text, "stop", len(prompt_ids), len(ids), token_ids=ids,
+                          prompt_token_ids=prompt_ids)  # fmt: skip
+
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        answers: list[list[Completion] | None] = [None] * len(requests)
         agent = []
         for index, request in enumerate(requests):
-            if request.benchmark == "designer":
+            if request.phase == "designer":
                 text = "\n".join(str(m["content"]) for m in request.messages)
                 StandInDesigner.designer_prompts.append(text)
-                sources = [LENGTH_ENV, ENV_SOURCE][: request.settings.n]
-                answers[index] = [f"```python\n{source}```" for source in sources]
-            elif request.benchmark == "hint":
-                answers[index] = [HINT] * request.settings.n
+                sources = [LENGTH_ENV, ENV_SOURCE][: request.n]
+                answers[index] = [self.fixed(request, f"```python\n{source}```")
+                                  for source in sources]  # fmt: skip
+            elif request.phase == "hint":
+                answers[index] = [self.fixed(request, HINT)] * request.n
             else:
                 agent.append(index)
         for index, texts in zip(agent, self.policy([requests[i] for i in agent]), strict=True):
@@ -86,7 +103,7 @@ class StandInDesigner:
 
 class StandInRun(SelfPlayRun):
     def responder(self, step: int) -> Responder:
-        return StandInDesigner(super().responder(step))
+        return StandInDesigner(super().responder(step), self.learner.tokenizer)
 
 
 def tiny_config(model: Path, **extra: object) -> dict[str, object]:

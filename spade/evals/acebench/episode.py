@@ -21,7 +21,7 @@ from spade.evals.acebench import prompts
 from spade.evals.acebench.calls import CallSyntaxError, parse_calls
 from spade.evals.acebench.data import Entry
 from spade.evals.acebench.scenario import Scenario
-from spade.evals.samples import Message
+from spade.models.policy import Message
 
 Role = Literal["user", "agent", "execution"]
 _LOOKS_LIKE_CALLS = re.compile(r"\[.*\]")  # upstream's test for "this is meant for execution"
@@ -206,28 +206,27 @@ def new_episode(entry: Entry, max_turns: int) -> AnyEpisode:
     return kind(entry, max_turns)
 
 
-def replay_episode(entry: Entry, saved: Any, max_turns: int) -> AnyEpisode:
-    """Re-run saved outputs on fresh apps: multi_step, the agent's messages (strings) in
-    order; multi_turn, the dialogue as `{"role", "content"}` messages (`tool` messages are
-    recomputed, so ignored). Stops where the live dialogue would have (FINISH, turn cap).
-    An output of the wrong shape runs nothing and is logged as malformed."""
-    episode = new_episode(entry, max_turns)
+def replay_episode(episode: AnyEpisode, saved: Any) -> None:
+    """Re-run saved outputs on the episode's fresh apps: multi_step, the agent's messages
+    (strings) in order; multi_turn, the dialogue as `{"role", "content"}` messages (`tool`
+    messages are recomputed, so ignored). Stops where the live dialogue would have (FINISH,
+    turn cap). An output of the wrong shape runs nothing and is logged as malformed."""
     if isinstance(episode, MultiStepEpisode):
         if not isinstance(saved, list) or not all(isinstance(m, str) for m in saved):
             episode.reject(saved, "multi_step output must be a list of strings (agent messages)")
-            return episode
+            return
         for text in saved:
             if episode.done:
                 break
             episode.feed_agent(text)
-        return episode
+        return
     if not isinstance(saved, list) or not all(_is_message(m) for m in saved):
         episode.reject(
             saved,
             'multi_turn output must be a list of {"role", "content"} messages '
             "with role user, assistant or tool",
         )
-        return episode
+        return
     for message in saved:
         if episode.done:
             break
@@ -235,7 +234,6 @@ def replay_episode(entry: Entry, saved: Any, max_turns: int) -> AnyEpisode:
             episode.feed_user(message["content"])
         elif message["role"] == "assistant":
             episode.feed_agent(message["content"])
-    return episode
 
 
 def _is_message(value: Any) -> bool:

@@ -9,30 +9,24 @@ by subset as `end_state[multi_step]` etc.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.acebench.data import SUBSETS, AceBenchDataError, Entry, Subset, load_entries
-from spade.evals.acebench.episode import (
-    AnyEpisode,
-    MultiTurnEpisode,
-    new_episode,
-    replay_episode,
-)
+from spade.evals.acebench.episode import AnyEpisode, MultiTurnEpisode, new_episode, replay_episode
 from spade.evals.acebench.scoring import end_state_diff, process_accuracy
 from spade.evals.acebench.user import UserSimulator
 from spade.evals.benchmark import check_known_ids
 from spade.evals.declarations import Declaration, DeclarationError
-from spade.evals.responders import PredictionsResponder
-from spade.evals.samples import (
-    GenerationSettings,
-    GenRequest,
-    ProgressCallback,
-    Responder,
-    SampleResult,
-)
+from spade.evals.samples import ProgressCallback, SampleResult
+from spade.models.policy import Completion, SamplingParams
+from spade.rollout import GenRequest, Responder, play
+
+USER = "user"
+"""The party that answers the simulated user's turns (`GenRequest.to`)."""
 
 
 class AceBenchOptions(BaseModel):
@@ -58,7 +52,7 @@ class AceBenchBenchmark:
     def __init__(self, declaration: Declaration, user_responder: Responder | None = None) -> None:
         self.declaration = declaration
         self.options = declaration.typed_options(AceBenchOptions)
-        user_settings = GenerationSettings(max_gen_toks=self.options.user_max_gen_toks)
+        user_settings = SamplingParams(max_new_tokens=self.options.user_max_gen_toks, seed=0)
         self.user = UserSimulator(
             self.options.user_model, user_settings, user_responder, self.options.user_batch_size
         )
@@ -105,48 +99,19 @@ class AceBenchBenchmark:
     ) -> list[SampleResult]:
         entries = self.entries(data_dir)
         check_known_ids(self.declaration.name, ids, entries)
-        chosen = [entries[i] for i in ids]
-        if isinstance(respond, PredictionsResponder):
-            return [self._replayed(e, respond, progress) for e in chosen]
-        episodes = self._play(chosen, respond, progress)
-        return [self._result(episode) for episode in episodes]
-
-    def _play(
-        self, entries: list[Entry], respond: Responder, progress: ProgressCallback | None
-    ) -> list[AnyEpisode]:
-        episodes = [new_episode(e, self.options.max_dialog_turns) for e in entries]
-        settings = self.declaration.generation.settings()
         name = self.declaration.name
-        active = list(episodes)
-        while active:
-            agents = [e for e in active if e.needs() == "agent"]
-            users = [e for e in active if isinstance(e, MultiTurnEpisode) and e.needs() == "user"]
-            if agents:
-                requests = [
-                    GenRequest(name, e.entry.id, tuple(e.agent_messages()), settings)
-                    for e in agents
-                ]
-                for episode, texts in zip(agents, respond(requests), strict=True):
-                    episode.feed_agent(texts[0])
-            if users:
-                requests = [self.user.request(name, e.entry.id, e.user_messages()) for e in users]
-                for user_episode, text in zip(users, self.user(requests), strict=True):
-                    user_episode.feed_user(text)
-            finished = [e for e in active if e.done]
-            active = [e for e in active if not e.done]
-            if progress and finished:
-                progress(len(finished))
-        return episodes
-
-    def _replayed(
-        self, entry: Entry, respond: PredictionsResponder, progress: ProgressCallback | None
-    ) -> SampleResult:
-        saved = respond.saved(self.declaration.name, entry.id)
-        result = self._result(replay_episode(entry, saved, self.options.max_dialog_turns))
-        result.output = saved
-        if progress:
-            progress(1)
-        return result
+        sampling = self.declaration.generation.sampling()
+        drivers = [AceBenchDriver(entries[i], self.options.max_dialog_turns, name, sampling,
+                                  self.user) for i in ids]  # fmt: skip
+        play(drivers, respond, phase=name, others={USER: self.user},
+             on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
+        results = []
+        for driver in drivers:
+            result = self._result(driver.episode)
+            if driver.saved is not None:
+                result.output = driver.saved
+            results.append(result)
+        return results
 
     def _result(self, episode: AnyEpisode) -> SampleResult:
         entry = episode.entry
@@ -186,3 +151,52 @@ class AceBenchBenchmark:
             parsed=not episode.malformed,
             extra=extra,
         )
+
+
+class AceBenchDriver:
+    """One ACEBench dialogue as a `spade.rollout.Driver`: agent turns go to the policy,
+    simulated-user turns to the user model (`to=USER`)."""
+
+    def __init__(
+        self,
+        entry: Entry,
+        max_turns: int,
+        phase: str,
+        sampling: SamplingParams,
+        user: UserSimulator,
+    ) -> None:
+        self.key = entry.id
+        self.episode = new_episode(entry, max_turns)
+        self.phase = phase
+        self.sampling = sampling
+        self.user = user
+        self.saved: Any = None
+        """The saved output, when replayed (it is the sample's output as given)."""
+        self._asked: str | None = None
+
+    def start(self) -> None:
+        pass
+
+    def next_request(self) -> GenRequest | None:
+        episode = self.episode
+        self._asked = None if episode.done else episode.needs()
+        if self._asked == "agent":
+            return GenRequest(self.phase, self.key, tuple(episode.agent_messages()),
+                              self.sampling)  # fmt: skip
+        if self._asked == "user" and isinstance(episode, MultiTurnEpisode):
+            return replace(self.user.request(self.phase, self.key, episode.user_messages()),
+                           to=USER)  # fmt: skip
+        return None
+
+    def feed(self, completion: Completion) -> None:
+        if self._asked == "user" and isinstance(self.episode, MultiTurnEpisode):
+            self.episode.feed_user(completion.text)
+        else:
+            self.episode.feed_agent(completion.text)
+
+    def replay(self, saved: Any) -> None:
+        self.saved = saved
+        replay_episode(self.episode, saved)
+
+    def close(self) -> None:
+        pass

@@ -12,14 +12,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from spade.evals.declarations import DeclarationError
-from spade.evals.samples import GenerationSettings, GenRequest, Responder
+from spade.models.policy import Completion, SamplingParams
+from spade.rollout import GenRequest, Responder
 
 
 class UserSimulator:
     def __init__(
         self,
         spec: str,
-        settings: GenerationSettings,
+        settings: SamplingParams,
         respond: Responder | None = None,
         batch_size: int = 8,
     ) -> None:
@@ -34,11 +35,11 @@ class UserSimulator:
     def request(self, benchmark: str, sample_id: str, messages: Sequence[Any]) -> GenRequest:
         return GenRequest(benchmark, sample_id, tuple(messages), self.settings)
 
-    def __call__(self, requests: Sequence[GenRequest]) -> list[str]:
-        """One reply per request (the first draw)."""
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        """A `Responder` for the user's turns (built on first use)."""
         if not requests:
             return []
-        return [texts[0] for texts in self.responder()(requests)]
+        return self.responder()(requests)
 
     def responder(self) -> Responder:
         if self._respond is None:
@@ -50,9 +51,8 @@ class UserSimulator:
         return dict(self._identity)
 
     def _build(self) -> Responder:
-        from spade.evals.cache import CompletionCache
-        from spade.evals.responders import PolicyResponder
         from spade.models import ModelSpecError, load_policy, spade_cache_dir
+        from spade.rollout import CompletionCache, PolicyResponder
 
         try:
             policy = load_policy(self.spec, batch_size=self.batch_size)

@@ -29,7 +29,8 @@ from spade.evals.bfcl.prompts import (
     tool_schemas,
 )
 from spade.evals.bfcl.tool_calls import ToolCall, extract_tool_calls
-from spade.evals.samples import GenerationSettings, GenRequest, Message
+from spade.models.policy import Message, SamplingParams
+from spade.rollout import GenRequest
 
 Mode = Literal["prompting", "function_calling"]
 ERROR_PREFIX = "Error during execution:"
@@ -40,11 +41,11 @@ _LOGGED_CHARS = 300
 class Episode:
     """The conversation, the executed calls per turn and step, and what went wrong."""
 
-    def __init__(self, entry: BfclEntry, mode: Mode, benchmark: str, settings: GenerationSettings):
+    def __init__(self, entry: BfclEntry, mode: Mode, benchmark: str, sampling: SamplingParams):
         self.entry = entry
         self.mode = mode
         self.benchmark = benchmark
-        self.settings = settings
+        self.sampling = sampling
         self.messages: list[Message] = []
         self.functions = list(entry.functions)
         self.tools = tool_schemas(self.functions) if mode == "function_calling" else None
@@ -64,7 +65,7 @@ class Episode:
 
     def request(self) -> GenRequest:
         tools = tuple(self.tools) if self.tools is not None else None
-        return GenRequest(self.benchmark, self.entry.id, tuple(self.messages), self.settings, tools)
+        return GenRequest(self.benchmark, self.entry.id, tuple(self.messages), self.sampling, tools)
 
     def reply(self, text: str) -> list[str] | None:
         """Take the model's reply; the calls to execute, or None when the turn is over."""

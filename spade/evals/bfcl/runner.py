@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,11 +27,12 @@ from spade.evals.bfcl.executor import BackendSession, BackendWorker
 from spade.evals.bfcl.records import category_weights, sample_result
 from spade.evals.bfcl.scoring import normalise, score_output
 from spade.evals.declarations import Declaration, DeclarationError
-from spade.evals.responders import PredictionsResponder
-from spade.evals.samples import ProgressCallback, Responder, SampleResult
+from spade.evals.samples import ProgressCallback, SampleResult
+from spade.models.policy import Completion, SamplingParams
+from spade.rollout import GenRequest, Responder, play
 
 if TYPE_CHECKING:
-    from spade.evals.bfcl.episode import Episode
+    from spade.evals.bfcl.episode import Episode, Mode
 
 Category = Literal["base", "miss_func", "miss_param", "long_context"]
 
@@ -109,71 +110,38 @@ class BfclBenchmark:
         if not chosen:
             return []
         weights = category_weights([e.id for e in chosen])
+        name = self.declaration.name
+        sampling = self.declaration.generation.sampling()
         with BackendWorker(
             self.options.backend_timeout_s, self.options.backend_memory_mb
         ) as worker:
-            if isinstance(respond, PredictionsResponder):
-                results = self._score_saved(chosen, respond, worker, weights, progress)
-            else:
-                results = self._play(chosen, respond, worker, weights, progress)
+            drivers = [BfclDriver(e, self.options.mode, name, sampling, worker) for e in chosen]
+            play(drivers, respond, phase=name,
+                 on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
+            results = {}
+            for driver in drivers:
+                weight = weights[driver.entry.category]
+                if driver.episode is not None:
+                    results[driver.key] = self._played_result(driver.episode, worker, weight)
+                else:
+                    results[driver.key] = self._saved_result(driver, worker, weight)
         return [results[i] for i in ids]
 
-    def _score_saved(
-        self,
-        chosen: list[BfclEntry],
-        respond: PredictionsResponder,
-        worker: BackendWorker,
-        weights: dict[str, float],
-        progress: ProgressCallback | None,
-    ) -> dict[str, SampleResult]:
-        results = {}
-        for entry in chosen:
-            saved = respond.saved(self.declaration.name, entry.id)
-            normalised = normalise(saved)
-            verdict = score_output(worker, entry, normalised.decoded)
-            extra = {"malformed": normalised.malformed, "undecodable": normalised.undecodable}
-            results[entry.id] = sample_result(
-                self.declaration.name, entry, weights[entry.category], verdict,
-                prompt=entry.question, output=saved, answer=normalised.decoded,
-                parsed=normalised.decoded is not None and not normalised.malformed, extra=extra,
-            )  # fmt: skip
-            if progress is not None:
-                progress(1)
-        return results
-
-    def _play(
-        self,
-        chosen: list[BfclEntry],
-        respond: Responder,
-        worker: BackendWorker,
-        weights: dict[str, float],
-        progress: ProgressCallback | None,
-    ) -> dict[str, SampleResult]:
-        # Imported here, not at the top: the prompts import bfcl-eval, and a missing bfcl-eval
-        # should surface as the constructor's DeclarationError (with the install command).
-        from spade.evals.bfcl.episode import Episode
-
-        settings = self.declaration.generation.settings()
-        episodes = [Episode(e, self.options.mode, self.declaration.name, settings) for e in chosen]
-        sessions = {e.entry.id: BackendSession(worker, e.entry) for e in episodes}
-        results: dict[str, SampleResult] = {}
-        active = episodes
-        while active:
-            replies = respond([episode.request() for episode in active])
-            for episode, texts in zip(active, replies, strict=True):
-                calls = episode.reply(texts[0])
-                if calls is not None:
-                    episode.results(calls, sessions[episode.entry.id].execute(calls))
-                if episode.done:
-                    sessions[episode.entry.id].close()
-                    results[episode.entry.id] = self._played_result(episode, worker, weights)
-                    if progress is not None:
-                        progress(1)
-            active = [episode for episode in active if not episode.done]
-        return results
+    def _saved_result(
+        self, driver: BfclDriver, worker: BackendWorker, weight: float
+    ) -> SampleResult:
+        entry, saved = driver.entry, driver.saved
+        normalised = normalise(saved)
+        verdict = score_output(worker, entry, normalised.decoded)
+        extra = {"malformed": normalised.malformed, "undecodable": normalised.undecodable}
+        return sample_result(
+            self.declaration.name, entry, weight, verdict,
+            prompt=entry.question, output=saved, answer=normalised.decoded,
+            parsed=normalised.decoded is not None and not normalised.malformed, extra=extra,
+        )  # fmt: skip
 
     def _played_result(
-        self, episode: Episode, worker: BackendWorker, weights: dict[str, float]
+        self, episode: Episode, worker: BackendWorker, weight: float
     ) -> SampleResult:
         entry = episode.entry
         verdict = score_output(worker, entry, episode.output)
@@ -187,7 +155,55 @@ class BfclBenchmark:
             "call_errors": episode.call_errors,
         }
         return sample_result(
-            self.declaration.name, entry, weights[entry.category], verdict,
+            self.declaration.name, entry, weight, verdict,
             prompt=episode.messages, output=episode.output, answer=episode.output,
             parsed=made_calls or not any(entry.ground_truth), extra=extra,
         )  # fmt: skip
+
+
+class BfclDriver:
+    """One BFCL entry as a `spade.rollout.Driver`: each model reply is decoded, its calls run
+    on the entry's backends (in the worker) and their results join the conversation."""
+
+    def __init__(
+        self, entry: BfclEntry, mode: Mode, phase: str, sampling: SamplingParams,
+        worker: BackendWorker,
+    ) -> None:  # fmt: skip
+        self.key = entry.id
+        self.entry = entry
+        self.mode = mode
+        self.phase = phase
+        self.sampling = sampling
+        self.worker = worker
+        self.episode: Episode | None = None
+        """The played episode (None when the saved output was replayed instead)."""
+        self.saved: Any = None
+        self._session: BackendSession | None = None
+
+    def start(self) -> None:
+        pass
+
+    def next_request(self) -> GenRequest | None:
+        if self.episode is None:
+            # Imported here: the prompts import bfcl-eval, and a missing bfcl-eval surfaces as
+            # the benchmark constructor's DeclarationError (with the install command).
+            from spade.evals.bfcl.episode import Episode
+
+            self.episode = Episode(self.entry, self.mode, self.phase, self.sampling)
+            self._session = BackendSession(self.worker, self.entry)
+        return None if self.episode.done else self.episode.request()
+
+    def feed(self, completion: Completion) -> None:
+        assert self.episode is not None and self._session is not None
+        calls = self.episode.reply(completion.text)
+        if calls is not None:
+            self.episode.results(calls, self._session.execute(calls))
+
+    def replay(self, saved: Any) -> None:
+        """A saved output is scored as it is (no calls are re-run to produce it)."""
+        self.saved = saved
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None

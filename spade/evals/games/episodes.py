@@ -1,23 +1,24 @@
-"""Episodes of agent-vs-opponent play, stepped in lockstep.
+"""Episodes of agent-vs-opponent play, as drivers of the one lockstep player.
 
 An episode is one sample: a game, the agent's seat, an opponent policy and one seed. The
 opponent moves at once whenever it is to move; when the agent is to move, the episode waits
 with a chat (`messages`: every observation so far as user turns, the agent's answers as
-assistant turns). `play_episodes` gathers the waiting episodes, asks `act` for all their
-moves in one call, applies them, and repeats until every game is over. An answer no move
-can be read from ends the game at once as an invalid move (the agent loses), exactly as an
-illegal move does inside the game.
+assistant turns). `GameDriver` makes it a `spade.rollout.Driver`, so `spade.rollout.play`
+asks for every waiting episode's move in one call, applies them, and repeats until every
+game is over. An answer no move can be read from ends the game at once as an invalid move
+(the agent loses), exactly as an illegal move does inside the game.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from spade.evals.games.base import Game, GameSpec, Outcome, Policy
+from spade.models.policy import Completion, SamplingParams
+from spade.rollout import GenRequest
 
 MOVE_CAP = 200
 """Safety stop per episode (agent and opponent moves together); no declared game comes near."""
@@ -115,31 +116,42 @@ def apply_answer(episode: Episode, answer: str | None) -> None:
         )
 
 
-Act = Callable[[list[Episode]], list[str | None]]
-"""Answers for every waiting episode, in order, in one call (None: no answer)."""
+class GameDriver:
+    """One game episode as a `spade.rollout.Driver`: the agent's turns are its requests."""
 
+    def __init__(self, spec: EpisodeSpec, phase: str, sampling: SamplingParams) -> None:
+        self.spec = spec
+        self.key = spec.sample_id
+        self.phase = phase
+        self.sampling = sampling
+        self._episode: Episode | None = None
 
-def play_episodes(
-    specs: list[EpisodeSpec], act: Act, on_done: Callable[[Episode], None] | None = None
-) -> list[Episode]:
-    """Play every episode to the end, the agent's moves for all waiting ones in one `act`."""
-    episodes = [start_episode(spec) for spec in specs]
-    waiting = []
-    for episode in episodes:
+    def start(self) -> None:
+        self._episode = start_episode(self.spec)
+
+    def next_request(self) -> GenRequest | None:
+        episode = self.episode
         if episode.finished:
-            if on_done:
-                on_done(episode)
-        else:
-            waiting.append(episode)
-    while waiting:
-        answers = act(waiting)
-        still = []
-        for episode, answer in zip(waiting, answers, strict=True):
-            apply_answer(episode, answer)
-            if episode.finished:
-                if on_done:
-                    on_done(episode)
-            else:
-                still.append(episode)
-        waiting = still
-    return episodes
+            return None
+        return GenRequest(self.phase, self.key, tuple(episode.messages), self.sampling)
+
+    def feed(self, completion: Completion) -> None:
+        apply_answer(self.episode, completion.text)
+
+    def replay(self, saved: Any) -> None:
+        """Saved answers, in order, against the same seeded opponent; a list that runs out
+        is an invalid move (as in live play, an answer that is missing loses)."""
+        episode = self.episode
+        moves = saved if isinstance(saved, list) else [saved]
+        while not episode.finished:
+            turn = len(episode.answers)
+            apply_answer(episode, str(moves[turn]) if turn < len(moves) else None)
+
+    def close(self) -> None:
+        pass
+
+    @property
+    def episode(self) -> Episode:
+        if self._episode is None:
+            raise RuntimeError(f"{self.key}: start() the episode first")
+        return self._episode
