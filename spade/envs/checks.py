@@ -14,6 +14,9 @@ observation; in-format ones are what a player of the env could plausibly send: `
 answers for a text env (the reference answer format), and for a tool env one call of each of
 its tools with arguments built from the tool's own schema.
 
+`second_seed` plays a seed none of the other checks played (one past the checked seeds), so an
+env that only knows those seeds is caught here rather than on a suite's evaluation seeds.
+
 Two checks need a definition of their own:
 
 - `multi_turn`: an env is one-shot when its episodes end on the first action whatever that
@@ -257,8 +260,9 @@ class _Validator:
         return f"reward 1.0 on seeds {self.seeds}"
 
     def check_second_seed(self) -> str:
-        seed = self.seeds[1] if len(self.seeds) > 1 else self.seeds[0] + 1
-        other = self.seeds[0]
+        # A seed no check above has played: an env that only knows the checked seeds (a table
+        # of puzzles indexed by seed, say) fails here, not on the suite's eval seeds.
+        seed, other = max(self.seeds) + 1, self.seeds[0]
         first_obs, _ = self.env.reset(other)
         _, episode = self._play_solution(seed)
         if not episode.solved:
@@ -267,7 +271,7 @@ class _Validator:
                 f"terminated={episode.terminated}"
             )
         same = f" (same first observation as seed {other})"
-        return f"seed {seed} works{same if episode.observations[0] == first_obs else ''}"
+        return f"unchecked seed {seed} works{same if episode.observations[0] == first_obs else ''}"
 
     def check_ends_within_max_turns(self) -> str:
         assert self.spec is not None
@@ -318,6 +322,10 @@ class _Validator:
     )  # fmt: skip
     # Without these nothing else can run.
     FATAL = frozenset({"loads", "single_env_class", "constructs", "reset_returns_text"})
+
+
+CHECK_NAMES: tuple[str, ...] = _Validator.CHECKS
+"""Every check, in the order they run (and are reported)."""
 
 
 def _cap_words(spec: EnvSpec | None) -> str:
