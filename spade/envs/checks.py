@@ -122,7 +122,7 @@ class _Validator:
 
     # -- helpers -------------------------------------------------------------------------
     @property
-    def turn_cap(self) -> int:
+    def cap(self) -> int:
         assert self.spec is not None
         return turn_cap(self.spec.max_turns)
 
@@ -130,9 +130,8 @@ class _Validator:
         self.env.reset(seed)  # the contract: solution() is called right after reset(seed)
         return self.env.solution()
 
-    def _play_solution(self, seed: int) -> tuple[list[str], EnvEpisode]:
-        actions = self._solution(seed)
-        return actions, play_actions(self.env, seed, actions)
+    def _play_solution(self, seed: int) -> EnvEpisode:
+        return play_actions(self.env, seed, self._solution(seed))
 
     def _probes(self) -> _Probes:
         assert self.spec is not None
@@ -200,7 +199,7 @@ class _Validator:
     def check_step_types(self) -> str:
         steps = 0
         for seed in self.seeds[:2]:
-            steps += len(self._play_solution(seed)[1].steps)
+            steps += len(self._play_solution(seed).steps)
             steps += len(play_actions(self.env, seed, self._probes().all).steps)
         return f"{steps} steps returned well-typed 5-tuples with reward in [0, 1]"
 
@@ -238,7 +237,7 @@ class _Validator:
         )
 
     def check_solution_solves(self) -> str:
-        cap = self.turn_cap
+        cap = self.cap
         for seed in self.seeds:
             actions = self._solution(seed)
             if len(actions) > cap:
@@ -264,7 +263,7 @@ class _Validator:
         # of puzzles indexed by seed, say) fails here, not on the suite's eval seeds.
         seed, other = max(self.seeds) + 1, self.seeds[0]
         first_obs, _ = self.env.reset(other)
-        _, episode = self._play_solution(seed)
+        episode = self._play_solution(seed)
         if not episode.solved:
             raise CheckFailed(
                 f"seed {seed}: solution reached reward {episode.final_reward}, "
@@ -275,7 +274,7 @@ class _Validator:
 
     def check_ends_within_max_turns(self) -> str:
         assert self.spec is not None
-        declared, cap = self.spec.max_turns, self.turn_cap
+        declared, cap = self.spec.max_turns, self.cap
         probes = self._probes().all
         actions = [probes[i % len(probes)] for i in range(cap)]
         episode = play_actions(self.env, self.seeds[0], actions)

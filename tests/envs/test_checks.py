@@ -2,7 +2,7 @@
 
 import pytest
 
-from spade.envs import validate_source
+from spade.envs import parse_tool_call, validate_source
 from tests.envs.sources import BROKEN, GOOD_TEXT, GOOD_TOOL, ORACLE_LOCK
 
 
@@ -43,3 +43,31 @@ def test_one_action_oracle_with_feedback_is_multi_turn() -> None:
     assert report.valid, report.failed()
     multi_turn = next(c for c in report.checks if c.name == "multi_turn")
     assert "goes on after the first action" in multi_turn.detail
+
+
+def test_tool_probes_are_well_formed_calls_of_each_tool() -> None:
+    from spade.envs.checks import _tool_probes
+
+    def tool(name: str, parameters: dict[str, object]) -> dict[str, object]:
+        return {"type": "function", "function": {"name": name, "description": name,
+                                                 "parameters": parameters}}  # fmt: skip
+
+    tools = [
+        tool("book", {"type": "object", "required": ["slot", "where", "items", "n", "ok"],
+                      "properties": {
+                          "slot": {"type": "string", "enum": ["am", "pm"]},
+                          "where": {"type": "object", "required": ["number"],
+                                    "properties": {"number": {"type": "integer", "minimum": 3}}},
+                          "items": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                          "n": {"type": "number", "exclusiveMaximum": -2},
+                          "ok": {"type": "boolean"}}}),
+        tool("ping", {"type": "object"}),
+        # No value of ours fits this pattern: no probe rather than an ill-formed one.
+        tool("code", {"type": "object", "required": ["pin"],
+                      "properties": {"pin": {"type": "string", "pattern": "^[0-9]{4}$"}}}),
+    ]  # fmt: skip
+    probes = _tool_probes(tools)
+    assert [parse_tool_call(p, tools)[0] for p in probes] == ["book", "ping"]
+    assert parse_tool_call(probes[0], tools)[1] == {
+        "slot": "am", "where": {"number": 3}, "items": ["x"], "n": -3, "ok": False
+    }  # fmt: skip
