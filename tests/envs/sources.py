@@ -126,7 +126,10 @@ BROKEN = {
     "solution_solves": broken(
         'f"\\\\boxed{{{code}}}"', 'f"\\\\boxed{{{(int(code) + 1) % 1000:03d}}}"'
     ),
-    "deterministic": broken("rng = random.Random(seed)", "rng = random.Random()"),
+    # A 64-bit draw too: the 3-digit code alone repeats by chance once in a thousand runs.
+    "deterministic": broken(
+        "rng = random.Random(seed)", "rng = random.Random()\n        self.tag = rng.getrandbits(64)"
+    ),
     "ends_within_max_turns": broken(
         "self.turns >= self.max_turns, {}\n        guess", "False, {}\n        guess"
     ),
