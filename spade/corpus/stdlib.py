@@ -27,7 +27,7 @@ import orjson
 
 from spade.atomic import write_atomic
 from spade.corpus.document import CorpusError, Document
-from spade.models import spade_cache_dir
+from spade.paths import spade_cache_dir
 
 BUILDER_VERSION = 2
 """Bump when the rendering changes, so stale caches are rebuilt rather than reused."""

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,11 +19,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
+from spade.atomic import write_dir_atomic
 from spade.models.weights import file_sha256
+from spade.paths import spade_cache_dir
 
-CACHE_ENV_VAR = "SPADE_CACHE_DIR"
 SOURCE_FILE = "spade-source.json"
 
 
@@ -56,11 +53,6 @@ class BuiltinModelError(RuntimeError):
     """A built-in model could not be fetched or converted."""
 
 
-def spade_cache_dir() -> Path:
-    """Root of spade's caches: $SPADE_CACHE_DIR, else the platform's user cache dir."""
-    return Path(os.environ.get(CACHE_ENV_VAR) or platformdirs.user_cache_dir("spade"))
-
-
 def builtin_model_dir(alias: str) -> Path:
     """The model dir of a built-in alias, fetched and converted on first use."""
     return ensure_builtin_model(alias)[0]
@@ -89,14 +81,7 @@ def build_once(target: Path, build: Callable[[Path], None]) -> bool:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
         if target.is_dir():
             return False
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
-        try:
-            build(tmp)
-            tmp.chmod(0o755)  # mkdtemp made it private; the cache is an ordinary dir
-            os.rename(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        write_dir_atomic(target, build)
     return True
 
 

@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+from spade.atomic import write_atomic
+
 HASH_CACHE_NAME = ".spade-weights-sha256.json"
 _CHUNK = 1 << 20
 
@@ -66,10 +68,6 @@ def _read_cache(path: Path) -> dict[str, object]:
 
 
 def _write_cache(path: Path, entries: dict[str, dict[str, object]]) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     # Not being able to write the cache (read-only dir) only costs time next run.
     with contextlib.suppress(OSError):
-        tmp.write_text(json.dumps(entries, indent=1, sort_keys=True))
-        os.replace(tmp, path)
-    with contextlib.suppress(OSError):
-        tmp.unlink(missing_ok=True)
+        write_atomic(path, json.dumps(entries, indent=1, sort_keys=True))

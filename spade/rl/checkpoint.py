@@ -8,17 +8,17 @@ ever sees complete ones.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 import torch
+
+from spade.atomic import partial_prefix, write_dir_atomic
 
 _NAME = re.compile(r"^step-(\d+)$")
 MARKER = "learner.json"
@@ -56,22 +56,10 @@ def write_atomically(target: Path, fill: Callable[[Path], None], marker: str) ->
     """
     if target.exists() and not (target / marker).is_file() and any(target.iterdir()):
         raise FileExistsError(f"{target} exists and was not written by spade; choose a new path")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f".{target.name}.partial-*"):  # left by a killed process
+    for stale in target.parent.glob(f"{partial_prefix(target)}*"):  # left by a killed process
         shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
-    try:
-        fill(tmp)
-        _fsync_tree(tmp)
-        tmp.chmod(0o755)  # mkdtemp made it private; a checkpoint is an ordinary dir
-        if target.exists():  # the same step saved again (e.g. after a resume): newest wins
-            shutil.rmtree(target)
-        os.rename(tmp, target)
-        _fsync_dir(target.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
+    # replace: the same step saved again (e.g. after a resume): newest wins.
+    return write_dir_atomic(target, fill, replace=True)
 
 
 def prune_checkpoints(root: str | Path, keep_last: int) -> None:
@@ -107,21 +95,3 @@ def set_rng_state(state: dict[str, Any]) -> None:
 def _as_tuples(value: Any) -> Any:
     # random.setstate wants tuples all the way down; a serialiser may hand back lists.
     return tuple(_as_tuples(v) for v in value) if isinstance(value, list | tuple) else value
-
-
-def _fsync_tree(root: Path) -> None:
-    # Durable before the rename publishes it: a crash of the machine, not only of the
-    # process, must not leave a checkpoint dir with empty files in it.
-    for path in root.rglob("*"):
-        if path.is_file():
-            with open(path, "rb") as f:
-                os.fsync(f.fileno())
-    _fsync_dir(root)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

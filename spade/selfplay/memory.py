@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import random
-import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -27,11 +25,12 @@ from typing import Any, Literal
 
 from tabulate import tabulate
 
+from spade.atomic import write_atomic
 from spade.suites import load_suite
 from spade.suites.sources import MEMORY_FILE
 
 DEFAULT_CAPACITY = 200
-COLD_START_SUITE = "spade-seed@1.0.0"
+COLD_START_SUITE = "spade-seed@1.1.0"
 EXCERPT_MARKER = "# ... (excerpt cut here)"
 
 Band = Literal["in band", "too easy", "too hard"]
@@ -150,17 +149,7 @@ class EnvMemory:
         path = Path(run_dir) / MEMORY_FILE
         data = [entry.to_json() for entry in self._entries]
         text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{MEMORY_FILE}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as stream:
-                stream.write(text)
-                stream.flush()
-                os.fsync(stream.fileno())  # a crash leaves the old file or the new, never half
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, text)  # a crash leaves the old file or the new, never half
         return path
 
     @classmethod
@@ -227,6 +216,8 @@ class ColdStartEnv:
     skill: str
     hint: str | None = None
     """The suite's hint, so a replayed cold-start env also measures regret."""
+    eval_seeds: frozenset[int] = frozenset()
+    """Its evaluation seeds in the suite: a replay never plays them."""
 
 
 @dataclass(frozen=True)
@@ -328,10 +319,12 @@ def _weighted_sample(
 def cold_start_envs(
     suite: str = COLD_START_SUITE, root: str | Path | None = None
 ) -> list[ColdStartEnv]:
-    """The envs of a frozen suite (sha256-checked) as cold-start references."""
+    """The `train` envs of a frozen suite (sha256-checked) as cold-start references: a
+    held-out env is never shown to the designer nor replayed."""
     loaded = load_suite(suite, root)
-    return [ColdStartEnv(env.id, env.source(), env.entry.kind, env.entry.skill, env.entry.hint)
-            for env in loaded]  # fmt: skip
+    return [ColdStartEnv(env.id, env.source(), env.entry.kind, env.entry.skill, env.entry.hint,
+                         frozenset(env.entry.eval_seeds))
+            for env in loaded.envs_in("train")]  # fmt: skip
 
 
 def excerpt(source: str, max_chars: int = 2000) -> str:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import calendar
 import gzip
 import io
-import os
 import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from spade.atomic import write_atomic
 from spade.suites.errors import SuiteError
 from spade.suites.manifest import MANIFEST_FILE, Manifest, read_manifest
 from spade.suites.normalise import sha256_hex
@@ -98,13 +98,7 @@ def _write_once(path: Path, data: bytes) -> None:
             f"{path}: exists with different contents; a published archive is "
             "never replaced (remove it first if that is intended)"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        partial.write_bytes(data)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_atomic(path, data)
 
 
 def push_to_hub(repo_id: str, manifest: Manifest, files: list[Path]) -> str:
