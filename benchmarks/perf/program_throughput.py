@@ -54,7 +54,7 @@ def main() -> None:
         "--data-dir", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data"
     )
     parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--backend", default="auto", help="sandbox backend (auto, bwrap, process)")
+    parser.add_argument("--backend", default="auto", help="auto, bwrap, docker or unsafe-process")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     config = SandboxConfig(backend=args.backend)

@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    backends = (["bwrap"] if bwrap_works() else []) + ["process"]
+    backends = (["bwrap"] if bwrap_works() else []) + ["unsafe-process"]
     all_cpus = os.sched_getaffinity(0)
     rows = []
     for backend in backends:

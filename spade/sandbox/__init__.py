@@ -1,23 +1,37 @@
 """Run untrusted environment code in isolated, persistent worker processes."""
 
-from spade.sandbox.config import SandboxConfig
-from spade.sandbox.worker import (
+from spade.sandbox.choice import backend_name, describe_backend, resolve_backend
+from spade.sandbox.config import (
+    BACKEND_NAMES,
+    UNSAFE_BACKEND,
+    SandboxConfig,
+    configure,
+    default_config,
+)
+from spade.sandbox.errors import (
     EnvCallError,
     SandboxCrash,
     SandboxError,
     SandboxOutputLimit,
     SandboxTimeout,
-    SandboxWorker,
-    resolve_backend,
+    SandboxUnavailable,
 )
+from spade.sandbox.worker import SandboxWorker
 
 __all__ = [
+    "BACKEND_NAMES",
+    "UNSAFE_BACKEND",
     "EnvCallError",
     "SandboxConfig",
     "SandboxCrash",
     "SandboxError",
     "SandboxOutputLimit",
     "SandboxTimeout",
+    "SandboxUnavailable",
     "SandboxWorker",
+    "backend_name",
+    "configure",
+    "default_config",
+    "describe_backend",
     "resolve_backend",
 ]

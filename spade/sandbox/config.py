@@ -1,11 +1,18 @@
-"""Typed limits and backend choice for running untrusted code."""
+"""Typed limits and backend choice for running untrusted code, and the process-wide default.
+
+Commands set the default once from their flag or config section (`configure`); every worker
+started without an explicit config (`SandboxWorker(config=None)`) uses it, so the choice
+reaches code that builds workers deep inside runners without threading it through them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-BackendName = Literal["auto", "bwrap", "process", "docker"]
+BackendName = Literal["auto", "bwrap", "docker", "unsafe-process"]
+BACKEND_NAMES: tuple[BackendName, ...] = ("auto", "bwrap", "docker", "unsafe-process")
+UNSAFE_BACKEND: BackendName = "unsafe-process"
 
 
 @dataclass(frozen=True)
@@ -13,8 +20,10 @@ class SandboxConfig:
     """How untrusted environment code is isolated. Defaults suit a laptop."""
 
     backend: BackendName = "auto"
-    """`auto` picks bwrap when it works here, else a plain process with rlimits; `docker`
-    runs each worker in a container (needs a Docker engine)."""
+    """`auto` picks bubblewrap when it works here, else docker when an engine answers, else
+    stops with `SandboxUnavailable`; `docker` runs each worker in a container;
+    `unsafe-process` (explicit opt-in only) runs a local process without bubblewrap's
+    filesystem view: as root it drops to uid 65534 in fresh namespaces, or refuses."""
     memory_mb: int = 1024
     """Address-space limit of the worker (RLIMIT_AS; container memory for docker)."""
     cpu_seconds: int = 120
@@ -50,3 +59,17 @@ class SandboxConfig:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+_default: SandboxConfig | None = None
+
+
+def configure(config: SandboxConfig | None) -> None:
+    """Make `config` the default of every worker started without one (None: the defaults)."""
+    global _default
+    _default = config
+
+
+def default_config() -> SandboxConfig:
+    """The configured default, else `SandboxConfig()` (backend `auto`)."""
+    return _default or SandboxConfig()

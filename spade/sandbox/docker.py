@@ -32,6 +32,7 @@ import struct
 import threading
 import time
 from typing import Any
+from urllib.parse import urlparse
 
 from spade.sandbox.config import SandboxConfig
 from spade.sandbox.docker_image import (
@@ -42,9 +43,9 @@ from spade.sandbox.docker_image import (
     SCRATCH,
     ensure_image,
 )
+from spade.sandbox.errors import SandboxError, SandboxUnavailable
 from spade.sandbox.transport import worker_arguments
 from spade.sandbox.wire import Reader, WireClosed, WireTimeout, encode
-from spade.sandbox.worker import SandboxError
 
 LABEL = "org.spade.sandbox"
 OWNER_LABEL = "org.spade.sandbox.owner"
@@ -75,20 +76,42 @@ def _owner_alive(owner: str) -> bool:
     return _start_time(int(pid)) == started
 
 
-def _unreachable(url: str, exc: Exception) -> SandboxError:
+DEFAULT_ENGINE = "unix:///var/run/docker.sock"
+_REACH_TIMEOUT_S = 3.0
+
+
+class EngineUnreachable(SandboxUnavailable):
+    """No Docker engine answers at `url`; `why` says how it failed."""
+
+    def __init__(self, url: str, why: str) -> None:
+        self.url, self.why = url, why
+        super().__init__(
+            f"docker backend: no Docker engine reachable at {url} ({why}); set DOCKER_HOST or "
+            "start one with `python -m spade.sandbox.dockerd start --state-dir DIR`"
+        )
+
+
+def _why(exc: Exception) -> str:
     text = str(exc)
     if "FileNotFoundError" in text or "No such file" in text:
-        why = "no socket there"
-    elif "ermission" in text:
-        why = "permission denied"
-    elif "refused" in text:
-        why = "connection refused"
-    else:
-        why = text.splitlines()[0][:120] if text else type(exc).__name__
-    return SandboxError(
-        f"docker backend: no Docker engine reachable at {url} ({why}); set DOCKER_HOST or "
-        "start one with `python -m spade.sandbox.dockerd start --state-dir DIR`"
-    )
+        return "no socket there"
+    if "ermission" in text:
+        return "permission denied"
+    if "refused" in text:
+        return "connection refused"
+    return text.splitlines()[0][:120] if text else type(exc).__name__
+
+
+def _reach(url: str) -> None:
+    """Fail fast, before the SDK's long API timeout, when a tcp engine's port is silent."""
+    parsed = urlparse(url)
+    if parsed.scheme in ("tcp", "http", "https") and parsed.hostname:
+        try:
+            socket.create_connection(
+                (parsed.hostname, parsed.port or 2375), _REACH_TIMEOUT_S
+            ).close()
+        except OSError as exc:
+            raise EngineUnreachable(url, exc.strerror or type(exc).__name__) from None
 
 
 _lock = threading.Lock()
@@ -96,17 +119,28 @@ _clients: dict[str, Any] = {}
 _images: set[tuple[str, str]] = set()
 
 
+def engine_url(url: str | None) -> str:
+    """The engine address `url` stands for (None: DOCKER_HOST, else the local socket)."""
+    return url or os.environ.get("DOCKER_HOST") or DEFAULT_ENGINE
+
+
 def connect(url: str | None) -> Any:
     """A docker client for `url` (None: DOCKER_HOST or the local socket), one per process,
-    already checked to answer; or a one-line `SandboxError`."""
-    import docker
-    import docker.errors
+    already checked to answer; or a one-line `SandboxUnavailable` (`EngineUnreachable`)."""
+    try:
+        import docker
+        import docker.errors
+    except ImportError:
+        raise SandboxUnavailable(
+            "docker backend: the docker Python package is not installed (pip install docker)"
+        ) from None
 
-    key = url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    key = engine_url(url)
     with _lock:
         client = _clients.get(key)
         if client is not None:
             return client
+        _reach(key)
         try:
             if url is None:
                 client = docker.from_env(timeout=_API_TIMEOUT_S)
@@ -114,9 +148,11 @@ def connect(url: str | None) -> Any:
                 client = docker.DockerClient(base_url=url, timeout=_API_TIMEOUT_S)
             client.api.ping()
         except (docker.errors.DockerException, OSError) as exc:
-            raise _unreachable(key, exc) from None
+            raise EngineUnreachable(key, _why(exc)) from None
         if client.api.base_url.startswith("http+docker://ssh"):
-            raise SandboxError("docker backend: ssh:// engines are not supported; use unix/tcp")
+            raise SandboxUnavailable(
+                "docker backend: ssh:// engines are not supported; use unix/tcp"
+            )
         _clients[key] = client
         _remove_orphans(client)
         return client
@@ -350,7 +386,8 @@ def _container_config(api: Any, config: SandboxConfig, image: str, cpus: float |
 class DockerBackend:
     """Starts workers as containers on one engine (config.docker_url, else DOCKER_HOST, else
     the local socket). Connecting and making sure the image exists happen here, once per
-    process and engine, so a missing engine fails at construction with one line.
+    process and engine, so a missing engine or an image that cannot be built fails at
+    construction with one line (`SandboxUnavailable`).
 
     `config.extra` keys: `docker_cpus` (CPUs per worker, default "1"; "0" for no quota) and
     `docker_python` (the host interpreter the image is built from, default /usr/bin/python3).
@@ -362,7 +399,15 @@ class DockerBackend:
         self.config = config or SandboxConfig()
         self.client = connect(self.config.docker_url)
         self.image = self.config.docker_image
-        self.image_status = self._ensure_image(force=False)
+        import docker.errors
+
+        try:
+            self.image_status = self._ensure_image(force=False)
+        except (SandboxError, docker.errors.DockerException, OSError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise SandboxUnavailable(
+                f"docker backend: cannot prepare the image {self.image}: {reason}"
+            ) from None
 
     def _ensure_image(self, force: bool) -> str:
         key = (str(self.client.api.base_url), self.image)
@@ -399,10 +444,12 @@ class DockerBackend:
         security = " ".join(info.get("SecurityOptions") or [])
         return {
             "backend": self.name,
+            "unsafe": False,
             "engine": f"docker {info.get('ServerVersion', '?')} ({info.get('Driver', '?')})",
             "image": self.image,
             "network_namespace": True,
             "pid_namespace": True,
+            "mount_namespace": True,
             "user_namespace": "name=userns" in security or "name=rootless" in security,
             "unprivileged_uid": True,
             "filesystem_view": "image with the interpreter and standard library only, read-only",

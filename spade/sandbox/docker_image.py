@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from spade.sandbox.errors import SandboxError
 from spade.sandbox.transport import WORKER_SCRIPT
-from spade.sandbox.worker import SandboxError
 
 DEFAULT_PYTHON = "/usr/bin/python3"
 IMAGE_PYTHON = "/usr/bin/python3"

@@ -1,11 +1,12 @@
-"""Workers as local processes: under bubblewrap where it works, else a plain process.
+"""Workers as local processes: the pipe transport, and the bubblewrap backend.
 
 bubblewrap layers: fresh user, pid, network, ipc, uts and cgroup namespaces; a read-only
 view of only the interpreter and system libraries (no /etc, /home, /root, host /tmp); a
 size-capped tmpfs scratch dir as the only writable place; uid 65534 inside; all
-capabilities dropped; a cleared environment. Both modes add rlimits (address space, CPU,
-open files, file size, no core dumps), a per-worker pids/memory cgroup where the host
-allows one, and a wall-clock limit on every call enforced by the caller.
+capabilities dropped; a cleared environment. On top: rlimits (address space, CPU, open
+files, file size, no core dumps), a per-worker pids/memory cgroup where the host allows one,
+and a wall-clock limit on every call enforced by the caller. (`unsafe_process.py` is the
+explicit opt-in for hosts without bubblewrap.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -52,19 +52,11 @@ class ProcessTransport:
         cwd: str,
         cgroup: WorkerCgroup | None,
         cleanup: str | None,
-        setuid: bool,
     ) -> None:
         self.cgroup = cgroup
         self._cleanup = cleanup
-
-        def prepare_child() -> None:  # runs in the child between fork and exec
-            if cgroup is not None:
-                cgroup.enter()
-            if setuid:
-                os.setgroups([])
-                os.setgid(SANDBOX_UID)
-                os.setuid(SANDBOX_UID)
-
+        # Runs in the child between fork and exec: only a write to the cgroup's procs file.
+        prepare_child = cgroup.enter if cgroup is not None else None
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -112,18 +104,30 @@ class ProcessTransport:
         return f"exited with status {code}"
 
 
+BWRAP_HINT = "apt-get install bubblewrap"
+
+
 @functools.cache
-def bwrap_works() -> bool:
-    """Whether bubblewrap can create its namespaces on this host (it cannot in some
-    containers); probed once per process."""
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot run workers here (not installed, or it cannot create its
+    namespaces, as in some containers), or None when it can; probed once per process."""
     path = shutil.which("bwrap")
     if path is None:
-        return False
+        return f"bubblewrap is not installed ({BWRAP_HINT})"
     argv = [path, *_bwrap_mounts(), "--", str(interpreter()), *PYTHON_FLAGS, "-c", "pass"]
     try:
-        return subprocess.run(argv, capture_output=True, timeout=10, env=CLEAN_ENV).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+        done = subprocess.run(argv, capture_output=True, timeout=10, env=CLEAN_ENV)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap at {path} does not run ({type(exc).__name__}: {exc})"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return f"bubblewrap cannot create its sandbox here ({said[-1] if said else done.returncode})"
+
+
+def bwrap_works() -> bool:
+    """Whether bubblewrap can run workers on this host."""
+    return bwrap_problem() is None
 
 
 def _bwrap_mounts(scratch_bytes: int = 64 << 20) -> list[str]:
@@ -156,13 +160,6 @@ def _bwrap_mounts(scratch_bytes: int = 64 << 20) -> list[str]:
     return [*args, "--remount-ro", "/"]
 
 
-def _world_executable(path: Path) -> bool:
-    """Whether any user can reach and execute `path` (every parent searchable)."""
-    path = Path(os.path.realpath(path))
-    parents = [p for p in path.parents]
-    return bool(path.stat().st_mode & 0o001) and all(p.stat().st_mode & 0o001 for p in parents)
-
-
 class BwrapBackend:
     name = "bwrap"
 
@@ -178,7 +175,7 @@ class BwrapBackend:
             "/spade/worker.py",
             json.dumps(worker_arguments(config, SCRATCH)),
         ]
-        return ProcessTransport(argv, config, "/", cgroup, cleanup=None, setuid=False)
+        return ProcessTransport(argv, config, "/", cgroup, cleanup=None)
 
     def isolation(self) -> dict[str, Any]:
         probe = WorkerCgroup.create(1, 1 << 20)
@@ -187,8 +184,10 @@ class BwrapBackend:
             probe.remove()
         return {
             "backend": self.name,
+            "unsafe": False,
             "network_namespace": True,
             "pid_namespace": True,
+            "mount_namespace": True,
             "user_namespace": True,
             "unprivileged_uid": True,
             "filesystem_view": "read-only interpreter and system libraries only",
@@ -197,54 +196,4 @@ class BwrapBackend:
             "rlimits": True,
             "process_limit": "pids cgroup" if cgroups else "none (no writable cgroup)",
             "memory_cgroup": cgroups,
-        }
-
-
-class PlainProcessBackend:
-    """Fallback where bubblewrap cannot run: rlimits, a scratch cwd, a scrubbed environment,
-    and (when started as root) uid 65534 and a network namespace via `unshare`. The host
-    filesystem stays readable wherever its permissions allow."""
-
-    name = "process"
-
-    def _unshare_prefix(self) -> list[str]:
-        tool = shutil.which("unshare")
-        if tool is None or os.geteuid() != 0:
-            return []
-        probe = subprocess.run([tool, "--net", "true"], capture_output=True)
-        return [tool, "--net"] if probe.returncode == 0 else []
-
-    def _can_drop_root(self) -> bool:
-        # uid 65534 must still be able to run the interpreter (pyenv under /root is not).
-        return os.geteuid() == 0 and _world_executable(interpreter())
-
-    def spawn(self, config: SandboxConfig) -> ProcessTransport:
-        scratch = tempfile.mkdtemp(prefix="spade-scratch-")
-        is_root = self._can_drop_root()
-        if is_root:
-            os.chown(scratch, SANDBOX_UID, SANDBOX_UID)
-        cgroup = WorkerCgroup.create(config.max_processes, config.memory_mb << 20)
-        limits = worker_arguments(config, scratch)
-        if cgroup is None and os.geteuid() != 0:
-            limits["limits"]["processes"] = config.max_processes
-        argv = [
-            *self._unshare_prefix(),
-            str(interpreter()),
-            *PYTHON_FLAGS,
-            str(WORKER_SCRIPT),
-            json.dumps(limits),
-        ]
-        return ProcessTransport(argv, config, scratch, cgroup, cleanup=scratch, setuid=is_root)
-
-    def isolation(self) -> dict[str, Any]:
-        return {
-            "backend": self.name,
-            "network_namespace": bool(self._unshare_prefix()),
-            "pid_namespace": False,
-            "user_namespace": False,
-            "unprivileged_uid": self._can_drop_root() or os.geteuid() != 0,
-            "filesystem_view": "MISSING: host filesystem readable per its permissions",
-            "writable": "scratch dir (and anything the uid may write)",
-            "environment": "cleared",
-            "rlimits": True,
         }

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from spade.sandbox.config import SandboxConfig
-from spade.sandbox.worker import EnvCallError, SandboxError, SandboxTimeout, SandboxWorker
+from spade.sandbox.errors import EnvCallError, SandboxError, SandboxTimeout
+from spade.sandbox.worker import SandboxWorker
 
 ProgramStatus = Literal["passed", "failed", "timeout", "crashed"]
 # The worker needs a moment beyond the program's own limit to fork, kill and clean up.

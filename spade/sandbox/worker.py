@@ -7,84 +7,27 @@ its children) and the call raises; `restart()` gives a fresh worker with the sam
 
 from __future__ import annotations
 
-import functools
 import time
-import warnings
 from typing import Any
 
-from spade.sandbox.config import SandboxConfig
+from spade.sandbox.choice import resolve_backend
+from spade.sandbox.config import SandboxConfig, default_config
+from spade.sandbox.errors import EnvCallError, SandboxCrash, SandboxOutputLimit, SandboxTimeout
 from spade.sandbox.transport import Backend, Transport
 from spade.sandbox.wire import WireClosed, WireOverflow, WireTimeout
 
 
-class SandboxError(Exception):
-    """Base class: something went wrong running untrusted code."""
-
-
-class SandboxTimeout(SandboxError):
-    """A call exceeded its wall-clock limit; the worker was killed."""
-
-
-class SandboxCrash(SandboxError):
-    """The worker died (memory limit, a signal, os._exit, ...)."""
-
-
-class SandboxOutputLimit(SandboxError):
-    """A reply exceeded the output cap; the worker was killed."""
-
-
-class EnvCallError(SandboxError):
-    """The environment raised, or returned something the contract forbids.
-
-    `kind` is 'env' (it raised) or 'contract' (bad return value)."""
-
-    def __init__(self, kind: str, message: str, traceback: str = "") -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.traceback = traceback
-
-
-def resolve_backend(config: SandboxConfig) -> Backend:
-    """The backend `config.backend` names; `auto` prefers bubblewrap."""
-    from spade.sandbox.process import BwrapBackend, PlainProcessBackend, bwrap_works
-
-    if config.backend == "docker":
-        from spade.sandbox.docker import DockerBackend
-
-        return DockerBackend(config)
-    if config.backend == "bwrap":
-        if not bwrap_works():
-            raise SandboxError("backend 'bwrap' requested but bubblewrap cannot run here")
-        return BwrapBackend()
-    if config.backend == "process":
-        return PlainProcessBackend()
-    if bwrap_works():
-        return BwrapBackend()
-    _warn_degraded()
-    return PlainProcessBackend()
-
-
-@functools.cache  # once per process
-def _warn_degraded() -> None:
-    from spade.sandbox.process import PlainProcessBackend
-
-    backend = PlainProcessBackend()
-    missing = [k for k, v in backend.isolation().items() if v is False or "MISSING" in str(v)]
-    warnings.warn(
-        "bubblewrap is unavailable: env code runs as a plain process without "
-        + ", ".join(missing)
-        + " (install bubblewrap or use backend='docker' for full isolation)",
-        stacklevel=3,
-    )
-
-
 class SandboxWorker:
-    """One live worker. Not thread-safe: one caller at a time."""
+    """One live worker. Not thread-safe: one caller at a time.
+
+    Without `config`, the process-wide default (`spade.sandbox.configure`) applies. The
+    backend is resolved here, so a machine without a usable sandbox raises
+    `SandboxUnavailable` before any untrusted code is sent anywhere."""
 
     def __init__(self, config: SandboxConfig | None = None, backend: Backend | None = None):
-        self.config = config or SandboxConfig()
+        self._transport: Transport | None = None  # first: __del__ runs even if resolving fails
+        self.config = config or default_config()
         self.backend = backend or resolve_backend(self.config)
-        self._transport: Transport | None = None
         self.start_seconds = 0.0
 
     @property

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from spade.sandbox import SandboxConfig, SandboxError
+from spade.sandbox import SandboxConfig, SandboxUnavailable
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +25,7 @@ def docker_url() -> Iterator[str | None]:
 
     try:
         connect(None)
-    except SandboxError as exc:
+    except SandboxUnavailable as exc:
         unreachable = str(exc)
     else:
         yield None

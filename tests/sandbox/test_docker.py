@@ -14,9 +14,9 @@ from spade.sandbox import (
     EnvCallError,
     SandboxConfig,
     SandboxCrash,
-    SandboxError,
     SandboxOutputLimit,
     SandboxTimeout,
+    SandboxUnavailable,
     SandboxWorker,
 )
 
@@ -161,7 +161,7 @@ def test_unreachable_engine_is_one_clear_line() -> None:
     from spade.sandbox.docker import DockerBackend
 
     config = SandboxConfig(backend="docker", docker_url="unix:///nonexistent/docker.sock")
-    with pytest.raises(SandboxError) as info:
+    with pytest.raises(SandboxUnavailable) as info:  # a setup problem, never an env verdict
         DockerBackend(config)
     message = str(info.value)
     assert "no Docker engine reachable at unix:///nonexistent/docker.sock" in message

@@ -1,5 +1,5 @@
 """Whole programs in the sandbox (`spade.sandbox.programs`): verdicts, fake passes, isolation
-between programs, and hostile programs, against the real bubblewrap and process backends."""
+between programs, and hostile programs, against the real bubblewrap and unsafe-process backends."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from spade.sandbox.programs import ProgramRunner, run_program, run_programs
 
 BACKENDS = [
     pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bubblewrap")),
-    "process",
+    "unsafe-process",
 ]
 TESTS = "assert add(2, 3) == 5\nassert add(-1, 1) == 0\n"
 
@@ -158,17 +158,16 @@ def test_memory_bomb_fails_and_the_runner_recovers(runner: ProgramRunner) -> Non
     assert runner.run("assert 1 + 1 == 2", timeout_s=5).passed
 
 
-@pytest.mark.skipif(not bwrap_works(), reason="no bubblewrap")
-def test_processes_escaping_their_group_do_not_survive_the_program() -> None:
+def test_processes_escaping_their_group_do_not_survive_the_program(config: SandboxConfig) -> None:
     escape = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(600)\n"
-    # In bubblewrap's pid namespace a program sees every process of its sandbox: bwrap's
-    # init, the worker and itself, and nothing left over from earlier programs.
+    # In the sandbox's pid namespace a program sees every process of its sandbox (bwrap's
+    # init or none, the worker and itself), and nothing left over from earlier programs.
     census = (
         "import os\n"
         "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
         "assert len(pids) <= 3, pids\n"
     )
-    with ProgramRunner(SandboxConfig(backend="bwrap")) as runner:
+    with ProgramRunner(config) as runner:
         assert runner.run(escape, timeout_s=5).passed
         assert runner.run(census, timeout_s=5).passed
 
