@@ -23,8 +23,8 @@ Write ONE Python file (standard library only) defining exactly one class whose n
   the task and the command format;
 - `step(self, action: str) -> (observation, reward, terminated, truncated, info)`: reward is
   the progress so far in [0, 1] (not an increment); reward 1.0 with terminated=True only when
-  solved; truncated=True when `max_turns` steps are used; an invalid action gets an error
-  observation, never an exception;
+  solved; when the `max_turns` budget the task states is used up, terminated=True with the
+  partial credit earned; an invalid action gets an error observation, never an exception;
 - `solution(self) -> list[str]`: called right after reset(seed), the actions that reach 1.0;
 - `close(self)`.
 Text envs read the agent's command from `\\boxed{...}`. Tool-use envs also define `tools`

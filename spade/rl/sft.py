@@ -1,0 +1,172 @@
+"""Supervised warm start on TRL's `SFTTrainer`: token sequences in, a HF model dir out.
+
+The examples arrive tokenised (`SftExample`: ids and a mask of the tokens to learn), built
+the way the RL rollouts build their sequences, so the warm start and the later policy
+gradient see the same tokens for the same play. TRL turns the mask into labels (-100
+elsewhere): only assistant tokens carry loss. Checkpoints go to `out/checkpoints` (resumable);
+the result is exported as a plain HF dir (LoRA merged) that `spade-eval --checkpoint` and
+`spade-train --set model=DIR` load.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from spade.models.builtin import BUILTIN_MODELS, builtin_model_dir
+
+
+@dataclass(frozen=True)
+class SftExample:
+    """One training sequence: `input_ids`, and 1 in `loss_mask` where a token is learned."""
+
+    input_ids: tuple[int, ...]
+    loss_mask: tuple[int, ...]
+    source: str = ""
+    """What it teaches (e.g. `agent:HiddenNumberEnv:scripted:bisect`), for the data summary."""
+
+    def __post_init__(self) -> None:
+        if len(self.input_ids) != len(self.loss_mask):
+            raise ValueError(f"{len(self.input_ids)} ids but {len(self.loss_mask)} mask entries")
+        if not any(self.loss_mask):
+            raise ValueError(f"example {self.source!r} has no token to learn")
+
+
+@dataclass(frozen=True)
+class SftConfig:
+    """The warm start's optimisation; defaults fit smollm2-135m on a laptop CPU."""
+
+    epochs: float = 2.0
+    """Passes over the examples."""
+    lr: float = 5e-5
+    """AdamW learning rate (full fine-tune); LoRA takes ~10x more."""
+    batch_size: int = 4
+    grad_accum: int = 2
+    """Micro-batches per optimizer step."""
+    max_length: int = 2048
+    """Longer sequences are cut (from the right: the early turns of an episode are kept)."""
+    warmup_ratio: float = 0.05
+    weight_decay: float = 0.0
+    lora: bool = False
+    lora_r: int = 16
+    lora_alpha: int = 32
+    save_steps: int = 25
+    """Optimizer steps between checkpoints (what `--resume` continues from)."""
+    logging_steps: int = 5
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "lr", "batch_size", "grad_accum", "max_length", "save_steps"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"warmup.{name} must be > 0, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class SftResult:
+    model_dir: Path
+    steps: int
+    losses: list[tuple[int, float]]
+    """(optimizer step, training loss) as logged."""
+
+
+def train_sft(
+    model: str | Path,
+    examples: Sequence[SftExample],
+    config: SftConfig,
+    out: Path,
+    resume: bool = False,
+) -> SftResult:
+    """Fine-tune `model` on `examples`; checkpoints in `out/checkpoints`, model in `out/model`."""
+    trainer, tokenizer, count = build_trainer(model, examples, config, out)
+    checkpoints = out / "checkpoints"
+    resume_from = _last_checkpoint(checkpoints) if resume else None
+    trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    losses = [(int(r["step"]), float(r["loss"])) for r in trainer.state.log_history if "loss" in r]
+    exported = _export(trainer.model, tokenizer, out / "model", config, count)
+    return SftResult(exported, int(trainer.state.global_step), losses)
+
+
+def build_trainer(
+    model: str | Path, examples: Sequence[SftExample], config: SftConfig, out: Path
+) -> tuple[Any, Any, int]:
+    """TRL's SFTTrainer over the examples (labels: -100 wherever the mask is 0), its
+    tokenizer, and the number of examples kept."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig as TrlConfig
+    from trl import SFTTrainer
+
+    model_dir = builtin_model_dir(str(model)) if str(model) in BUILTIN_MODELS else Path(model)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    rows = [
+        {
+            "input_ids": list(e.input_ids[: config.max_length]),
+            "assistant_masks": list(e.loss_mask[: config.max_length]),
+        }
+        for e in examples
+    ]
+    rows = [r for r in rows if any(r["assistant_masks"])]  # fmt: skip
+    if not rows:
+        raise ValueError("no warm-start example has a token to learn within max_length")
+    checkpoints = out / "checkpoints"
+    args = TrlConfig(
+        output_dir=str(checkpoints),
+        num_train_epochs=config.epochs,
+        learning_rate=config.lr,
+        per_device_train_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.grad_accum,
+        warmup_steps=config.warmup_ratio,  # a float in [0, 1) is a share of all steps
+        weight_decay=config.weight_decay,
+        max_length=config.max_length,
+        logging_steps=config.logging_steps,
+        save_steps=config.save_steps,
+        save_total_limit=2,
+        seed=config.seed,
+        report_to="none",
+        use_cpu=not torch.cuda.is_available(),
+        bf16=torch.cuda.is_available(),
+        dataloader_num_workers=0,
+        disable_tqdm=False,
+    )
+    peft_config = None
+    if config.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha,
+                                 target_modules="all-linear", task_type="CAUSAL_LM")  # fmt: skip
+    trainer = SFTTrainer(
+        model=AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32),
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=peft_config,
+    )
+    return trainer, tokenizer, len(rows)
+
+
+def _last_checkpoint(root: Path) -> Path | None:
+    found = sorted(root.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    return found[-1] if found else None
+
+
+def _export(model: Any, tokenizer: Any, target: Path, config: SftConfig, examples: int) -> Path:
+    """A plain HF dir (LoRA merged), written next to `target` and renamed into place."""
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    tmp = target.with_name(f".{target.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    note = {"warm_start": asdict(config), "examples": examples}
+    (tmp / "spade-warmup.json").write_text(json.dumps(note, indent=2) + "\n")
+    if target.exists():
+        shutil.rmtree(target)
+    tmp.rename(target)
+    return target

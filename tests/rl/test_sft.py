@@ -1,0 +1,80 @@
+"""The warm start on TRL's SFTTrainer, on the tiny real Llama: the loss falls, only the
+assistant's tokens are learned, a run resumes, and the output is a model dir spade loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+from spade.models import load_policy
+from spade.models.policy import SamplingParams
+from spade.rl.sft import SftConfig, SftExample, build_trainer, train_sft
+from spade.selfplay.warmup.tokens import ExampleTokens
+
+EPISODE = [
+    {"role": "system", "content": "Play. Answer with \\boxed{N}."},
+    {"role": "user", "content": "Guess a number from 1 to 100."},
+    {"role": "assistant", "content": "\\boxed{50}"},
+    {"role": "user", "content": "Lower."},
+    {"role": "assistant", "content": "\\boxed{25}"},
+]
+
+
+def nll(model_dir: Path, example: SftExample) -> tuple[float, float]:
+    """Mean negative log-likelihood of the learned tokens and of the context tokens."""
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    ids = torch.tensor([example.input_ids])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(ids).logits[0, :-1].float(), dim=-1)
+    token = logp.gather(1, ids[0, 1:, None]).squeeze(1)
+    mask = torch.tensor(example.loss_mask[1:], dtype=torch.bool)
+    return float(-token[mask].mean()), float(-token[~mask].mean())
+
+
+def test_masks_mark_exactly_the_replies_and_their_end_of_turn(smollm2_tokenizer: Any) -> None:
+    tokens = ExampleTokens(smollm2_tokenizer)
+    example = tokens.conversation(EPISODE, "test")
+    learned = [t for t, m in zip(example.input_ids, example.loss_mask, strict=True) if m]
+    assert smollm2_tokenizer.decode(learned) == "\\boxed{50}<|im_end|>\\boxed{25}<|im_end|>"
+    # The whole sequence is the chat as the template renders it (token-in delta = render).
+    text = smollm2_tokenizer.apply_chat_template(EPISODE, tokenize=False)
+    assert smollm2_tokenizer.decode(example.input_ids) == text.removesuffix("\n")
+
+
+def test_warm_start_learns_the_replies_only_and_exports_a_loadable_model(
+    tiny_model_dir: Path, smollm2_tokenizer: Any, tmp_path: Path
+) -> None:
+    example = ExampleTokens(smollm2_tokenizer).conversation(EPISODE, "test")
+    config = SftConfig(epochs=30, lr=3e-3, batch_size=2, grad_accum=1, save_steps=10,
+                       logging_steps=5)  # fmt: skip
+    # TRL's labels: the token where the mask is 1, -100 (no loss) everywhere else.
+    trainer, _, _ = build_trainer(tiny_model_dir, [example], config, tmp_path / "probe")
+    labels = trainer.train_dataset[0]["labels"]
+    assert labels == [t if m else -100 for t, m in zip(example.input_ids, example.loss_mask,
+                                                        strict=True)]  # fmt: skip
+    before = nll(tiny_model_dir, example)
+    result = train_sft(tiny_model_dir, [example] * 2, config, tmp_path / "warm")
+    after = nll(result.model_dir, example)
+    assert after[0] < before[0] - 1.0  # the replies are learned
+    losses = [loss for _, loss in result.losses]
+    assert losses[-1] < losses[0]
+    assert json.loads((result.model_dir / "spade-warmup.json").read_text())["examples"] == 2
+    policy = load_policy(str(result.model_dir))  # what spade-eval --checkpoint DIR loads
+    [reply] = policy.generate([EPISODE[:2]], SamplingParams(max_new_tokens=6))
+    first_learned = example.input_ids[example.loss_mask.index(1)]
+    assert reply.token_ids is not None and reply.token_ids[0] == first_learned
+    # Resuming from the last checkpoint continues where it stopped (no step is redone).
+    again = train_sft(tiny_model_dir, [example] * 2, config, tmp_path / "warm", resume=True)
+    assert again.steps == result.steps
+
+
+def test_bad_examples_are_refused() -> None:
+    with pytest.raises(ValueError, match="no token to learn"):
+        SftExample((1, 2), (0, 0), "empty")
+    with pytest.raises(ValueError, match="2 ids but 1 mask"):
+        SftExample((1, 2), (1,), "short")
