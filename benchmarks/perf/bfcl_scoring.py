@@ -7,7 +7,7 @@ executed and checked; failing entries stop at their first bad turn and are cheap
 Measures, in entries per second (median of the repeats):
 1. bfcl-eval directly: a fresh interpreter that loads the files and calls
    `multi_turn_checker` per entry, as bfcl-eval's own evaluation does (the baseline);
-2. the runner: `BfclBenchmark.run` with a `PredictionsResponder`, i.e. what
+2. the runner: `BfclBenchmark.run` with a `Predictions`, i.e. what
    `spade-eval --predictions` does: checks, then the checker in the backend worker process,
    worker start included;
 3. `backends.score` in this process: the same guard + checker + clean-up without the worker,
@@ -33,7 +33,7 @@ from spade.evals.bfcl import backends
 from spade.evals.bfcl.executor import BackendSession, BackendWorker
 from spade.evals.bfcl.runner import BfclBenchmark
 from spade.evals.declarations import declarations
-from spade.evals.responders import PredictionsResponder
+from spade.rollout import Predictions
 
 BASELINE = textwrap.dedent("""
     import json, sys, time
@@ -65,7 +65,7 @@ def baseline_rate(folder: Path) -> float:
 def runner_rate(bench: BfclBenchmark, data_dir: Path | None) -> float:
     table = bench.entries(data_dir)
     outputs = {i: [[t] if t else [] for t in e.ground_truth] for i, e in table.items()}
-    respond = PredictionsResponder({bench.declaration.name: outputs})
+    respond = Predictions({bench.declaration.name: outputs})
     started = time.perf_counter()
     results = bench.run(list(outputs), respond, data_dir)
     seconds = time.perf_counter() - started

@@ -28,12 +28,11 @@ from typing import Any
 from tabulate import tabulate
 
 from spade.evals.benchmark import build_benchmark
-from spade.evals.cache import CompletionCache
 from spade.evals.declarations import declarations
 from spade.evals.lm_eval_tasks import catalog, parse_options, render_tasks
-from spade.evals.responders import PolicyResponder
 from spade.evals.run import choose_ids, run_benchmark
 from spade.models import load_policy
+from spade.rollout import CompletionCache, PolicyResponder
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Run: python benchmarks/perf/games_throughput.py [--episodes 20] [--json]
 
 (1) Scripted vs scripted: every game of benchmarks/games.yaml, the agent's seat played by the
-    game's strong scripted policy through the runner's lockstep loop (`play_episodes`),
+    game's strong scripted policy through the runner's lockstep loop (`spade.rollout.play`),
     against the random and the strong opponent: games per second on one core.
 (2) Overhead: the same random-vs-random games of each textarena game, once through
     `GamesBenchmark.run` (the agent's moves replayed as predictions, the opponent live,
@@ -20,16 +20,31 @@ import dataclasses
 import json
 import random
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tabulate import tabulate
 
 from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import BENCHMARKS_DIR, load_declaration
-from spade.evals.games import GAMES, Episode, EpisodeSpec, Game, Policy, play_episodes
+from spade.evals.games import GAMES, Episode, EpisodeSpec, Game, GameDriver, Policy
 from spade.evals.games.textarena_game import TextArenaGame, load_env_class
 from spade.evals.games_runner import GamesBenchmark
-from spade.evals.responders import PredictionsResponder
+from spade.models.policy import Completion, SamplingParams
+from spade.rollout import GenRequest, Predictions, play
+
+
+def scripted_play(specs: list[EpisodeSpec], choose: Callable[[Episode], str]) -> list[Episode]:
+    """Every episode played through the runner's lockstep player, moves chosen by `choose`
+    from the episode's game state (a scripted agent instead of a model)."""
+    drivers = {spec.sample_id: GameDriver(spec, "games", SamplingParams()) for spec in specs}
+
+    def respond(requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        moves = [choose(drivers[r.sample_id].episode) for r in requests]
+        return [[Completion(m, "stop", 0, 0)] for m in moves]
+
+    play(list(drivers.values()), respond, phase="games")
+    return [d.episode for d in drivers.values()]
 
 
 def strong_name(game: str) -> str:
@@ -41,7 +56,7 @@ def scripted_rate(bench: GamesBenchmark, game: str, opponent: str, episodes: int
     agent = GAMES[game].opponents()[strong_name(game)]
     rng = random.Random(0)
     started = time.perf_counter()
-    play_episodes(specs, lambda eps: [agent(e.game, rng) for e in eps])
+    scripted_play(specs, lambda e: agent(e.game, rng))
     return episodes / (time.perf_counter() - started)
 
 
@@ -66,13 +81,12 @@ def random_games(bench: GamesBenchmark, game: str, episodes: int) -> dict[str, A
         )
     rng = random.Random(1)
 
-    def act(eps: list[Episode]) -> list[str | None]:
-        moves = [rng.choice(e.game.legal_moves()) for e in eps]
-        for e, move in zip(eps, moves, strict=True):
-            logs[e.sample_id].append(move)
-        return list(moves)
+    def act(e: Episode) -> str:
+        move = str(rng.choice(e.game.legal_moves()))
+        logs[e.sample_id].append(move)
+        return move
 
-    done = play_episodes(specs, act)
+    done = scripted_play(specs, act)
     return {"answers": {e.sample_id: list(e.answers) for e in done}, "moves": logs,
             "seeds": {e.sample_id: e.spec.seed for e in done}}  # fmt: skip
 
@@ -95,7 +109,7 @@ def direct_seconds(game: str, recorded: dict[str, Any]) -> float:
 
 
 def loop_seconds(bench: GamesBenchmark, recorded: dict[str, Any]) -> float:
-    respond = PredictionsResponder({"games": recorded["answers"]})
+    respond = Predictions({"games": recorded["answers"]})
     started = time.perf_counter()
     results = bench.run(list(recorded["answers"]), respond, None)
     elapsed = time.perf_counter() - started

@@ -26,6 +26,7 @@ import torch
 from tabulate import tabulate
 from transformers import AutoModelForCausalLM
 
+from spade.models.chat_template import end_of_turn_id, render_prompt
 from spade.rl import Learner, TrainingSample, UpdateConfig
 
 
@@ -56,8 +57,11 @@ def main() -> None:
 def trained(model: str, lora: bool) -> Learner:
     """A learner after one real optimizer step (a one-sample update with advantage 1)."""
     learner = Learner(model, UpdateConfig(lr=1e-4, lora=lora, device="cpu", micro_batch_size=1))
-    prompt = [{"role": "user", "content": "Say hello."}]
-    metrics = learner.update([TrainingSample(prompt, "Hello there!", 1.0, "agent")])
+    tok = learner.tokenizer
+    prompt = render_prompt(tok, [{"role": "user", "content": "Say hello."}])
+    prompt_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+    reply = [*tok("Hello there!", add_special_tokens=False)["input_ids"], end_of_turn_id(tok)]
+    metrics = learner.update([TrainingSample(tuple(prompt_ids), tuple(reply), 1.0, "agent")])
     assert metrics.optimizer_steps == 1
     return learner
 
