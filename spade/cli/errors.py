@@ -7,6 +7,8 @@ from collections.abc import Callable
 from functools import wraps
 from typing import NoReturn
 
+from spade.sandbox import SandboxUnavailable
+
 USAGE_ERROR = 2
 
 
@@ -20,14 +22,15 @@ def fail(message: str, code: int = USAGE_ERROR) -> NoReturn:
 
 
 def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
-    """Turn `UsageError` (and a Ctrl-C) into a one-line message and exit status."""
+    """Turn `UsageError`, `SandboxUnavailable` (no sandbox can run generated code here) and a
+    Ctrl-C into a one-line message and exit status."""
 
     def decorate(main: Callable[..., int]) -> Callable[..., int]:
         @wraps(main)
         def run(*args: object, **kwargs: object) -> int:
             try:
                 return main(*args, **kwargs)
-            except UsageError as exc:
+            except (UsageError, SandboxUnavailable) as exc:
                 fail(f"{prog}: {exc}")
             except KeyboardInterrupt:
                 fail(f"{prog}: interrupted", 130)

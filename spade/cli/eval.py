@@ -14,6 +14,7 @@ from tabulate import tabulate
 from tqdm import tqdm
 
 from spade.cli.errors import UsageError, one_line_errors
+from spade.cli.sandbox_choice import add_sandbox_argument, use_sandbox
 from spade.evals.declarations import DeclarationError
 from spade.evals.responders import PredictionsError, PredictionsResponder
 from spade.evals.run import (
@@ -24,6 +25,7 @@ from spade.evals.run import (
     write_results,
 )
 from spade.evals.samples import Responder
+from spade.sandbox import SandboxConfig, describe_backend, resolve_backend
 from spade.suites import SuiteError
 
 
@@ -49,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--label", help="row label for --leaderboard / --compare")
     parser.add_argument("--batch-size", type=int, default=8, help="generation batch size")
     parser.add_argument("--no-cache", action="store_true", help="bypass the completion cache")
+    add_sandbox_argument(parser)  # the code and suite benchmarks run generated code
     return parser
 
 
@@ -100,6 +103,8 @@ def run_all(args: argparse.Namespace, respond: Responder) -> tuple[list[Benchmar
         names = names or sorted(respond.predictions)
         given = {n: respond.ids(n) for n in names}
     declarations, preset = resolve_benchmarks(names, args.preset)
+    if any(d.runner in ("code", "suite") for d in declarations):  # they run generated code
+        resolve_backend()  # no usable sandbox: one line and exit 2, before any sample runs
     runs = []
     bar = tqdm(total=0, unit="sample", file=sys.stderr, dynamic_ncols=True)
     for declaration in declarations:
@@ -142,6 +147,7 @@ def default_output(args: argparse.Namespace) -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     check_args(args)
+    use_sandbox("spade-eval", SandboxConfig(backend=args.backend))
     try:
         respond, checkpoint = make_responder(args)
         runs, preset = run_all(args, respond)
@@ -154,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmarks": [r.declaration.name for r in runs],
         "data_dir": str(args.data_dir) if args.data_dir else None,
         "command": shlex.join(command),
+        "sandbox": describe_backend(),
     }
     document = results_document(runs, checkpoint, settings)
     output = args.output or default_output(args)

@@ -11,8 +11,9 @@ from typing import Any
 from tabulate import tabulate
 
 from spade.cli.errors import UsageError, fail, one_line_errors
+from spade.cli.sandbox_choice import add_sandbox_argument, use_sandbox
 from spade.envs.checks import ValidationReport, validate_source
-from spade.sandbox import SandboxConfig
+from spade.sandbox import SandboxConfig, describe_backend, resolve_backend
 from spade.suites import (
     KINDS,
     FreezeOptions,
@@ -63,13 +64,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     source = read_source(args.file)
     if args.seeds < 1:
         raise UsageError(f"--seeds must be ≥ 1, got {args.seeds}")
-    report = validate_source(
-        source, Path(args.file).name, seeds=args.seeds, config=sandbox_config(args)
-    )
+    config = sandbox_config(args)
+    report = validate_source(source, Path(args.file).name, seeds=args.seeds, config=config)
     if args.json:
         keys = ("valid", "class_name", "checks", "reference_return", "seconds")
         data = report.to_json()
-        print(json.dumps({k: data[k] for k in keys} | {"metadata": data["metadata"]}))
+        extra = {"metadata": data["metadata"], "sandbox": describe_backend(config)}
+        print(json.dumps({k: data[k] for k in keys} | extra))
     else:
         print_report(args.file, report)
     return 0 if report.valid else 1
@@ -224,12 +225,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per env call")
-    parser.add_argument(
-        "--backend",
-        default="auto",
-        choices=["auto", "bwrap", "process", "docker"],
-        help="sandbox backend (default: bwrap when available)",
-    )
+    add_sandbox_argument(parser, "--backend")
 
 
 def add_root_option(parser: argparse.ArgumentParser) -> None:
@@ -314,6 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
 @one_line_errors("spade-suite")
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if hasattr(args, "backend"):  # the commands that run env code
+        use_sandbox("spade-suite", sandbox_config(args))
+        if not getattr(args, "no_recheck", False):
+            resolve_backend(sandbox_config(args))  # no usable sandbox: one line, exit 2
     try:
         return int(args.run(args))
     except SuiteError as exc:  # bad suite input: one line, exit 1 (usage errors exit 2)

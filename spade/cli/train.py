@@ -137,13 +137,17 @@ def show_memory(argv: list[str]) -> int:
 def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     import openai
 
+    from spade.cli.sandbox_choice import use_sandbox
     from spade.corpus import CorpusError
     from spade.models import BuiltinModelError, ModelSpecError
     from spade.rl.learner import LearnerError
+    from spade.sandbox import resolve_backend
     from spade.selfplay.generation import GenerationError
     from spade.selfplay.loop import SelfPlayRun
     from spade.suites import SuiteError
 
+    use_sandbox("spade-train", config.sandbox)
+    resolve_backend(config.sandbox)  # no usable sandbox: one line now, before the model loads
     try:
         run = SelfPlayRun(config, run_dir)
         if resume:

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from spade.rl.config import UpdateConfig
+from spade.sandbox import SandboxConfig
 
 Mode = Literal["spade", "fixed"]
 EnvKind = Literal["game", "reasoning", "tool_use"]
@@ -164,6 +165,12 @@ class TrainConfig(_Strict):
     check_seeds: int = Field(3, ge=1, description="seeds `spade-suite check` plays per env")
     keep_checkpoints: int = Field(2, ge=1)
     freeze_at_end: bool = Field(True, description="freeze accepted envs as a suite at the end")
+    sandbox: SandboxConfig = Field(
+        default_factory=SandboxConfig,
+        description="where generated envs run (spade.sandbox.SandboxConfig fields): backend "
+        "auto (bubblewrap, else docker; the run stops when neither works), bwrap, docker, or "
+        "unsafe-process (explicit opt-in without that isolation), and the limits",
+    )  # fmt: skip
 
     def update_config(self) -> UpdateConfig:
         return UpdateConfig.from_dict({"seed": self.seed, **self.update})

@@ -22,7 +22,7 @@ from tqdm import tqdm
 import spade
 from spade.envs.checks import ValidationReport, validate_source
 from spade.envs.remote import RemoteEnv
-from spade.sandbox import SandboxConfig
+from spade.sandbox import SandboxConfig, describe_backend
 from spade.suites.errors import SuiteError
 from spade.suites.manifest import (
     ENVS_DIR,
@@ -143,6 +143,7 @@ def freeze_suite(
         description=options.description,
         license=options.license,
         envs=[entry for entry, _ in builder.entries],
+        sandbox=describe_backend(options.sandbox),
     )
     errors = manifest_errors(manifest.to_json())
     if errors:  # our own output must meet our format; never write one that does not

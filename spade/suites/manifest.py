@@ -89,6 +89,9 @@ class Manifest:
     license: str
     envs: list[EnvEntry] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
+    sandbox: dict[str, Any] | None = None
+    """The backend the envs were checked in (`spade.sandbox.describe_backend`); None in
+    manifests written before it was recorded."""
 
     @property
     def ref(self) -> str:
@@ -103,6 +106,8 @@ class Manifest:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["envs"] = [env.to_json() for env in self.envs]
+        if self.sandbox is None:
+            del data["sandbox"]
         return data
 
     def dumps(self) -> str:
