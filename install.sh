@@ -4,10 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# System packages: bubblewrap isolates env code; docker.io lets the docker backend be tested.
+# System packages: bubblewrap isolates env code; docker.io lets the docker backend be tested;
+# chromium opens `spade-eval view` reports headless in the viewer's tests.
 need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v dockerd >/dev/null || need+=(docker.io)
+command -v chromium >/dev/null || need+=(chromium)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

@@ -145,6 +145,11 @@ def default_output(args: argparse.Namespace) -> Path:
 
 @one_line_errors("spade-eval")
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["view"]:  # `spade-eval view DIR`: the report viewer, its own flags
+        from spade.cli.view import main as view
+
+        return view(given[1:])
     args = build_parser().parse_args(argv)
     check_args(args)
     use_sandbox("spade-eval", SandboxConfig(backend=args.backend))

@@ -1,0 +1,49 @@
+"""spade-eval view: one static HTML report of a results dir or a training run dir."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from spade.cli.errors import UsageError, one_line_errors
+from spade.viewer import ViewError, write_report
+
+DEFAULT_NAME = "report.html"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="spade-eval view",
+        description="Write one self-contained HTML file (opens from disk, works offline) showing "
+        "a spade-eval results dir or a spade-train run dir.",
+    )
+    parser.add_argument("dir", type=Path, help="results dir (results.json) or run dir")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="DIR2",
+        help="a second results dir: the samples whose score changed, side by side",
+    )
+    parser.add_argument("--out", type=Path, help=f"the HTML file (default DIR/{DEFAULT_NAME})")
+    return parser
+
+
+@one_line_errors("spade-eval view")
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = args.out or args.dir / DEFAULT_NAME
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory; give a file name")
+    try:
+        write_report(args.dir, out, args.compare)
+    except ViewError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print(f"report: {out} ({out.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
