@@ -34,7 +34,7 @@ import time
 from typing import Any
 from urllib.parse import urlparse
 
-from spade.sandbox.config import SandboxConfig
+from spade.sandbox.config import SandboxConfig, default_config
 from spade.sandbox.docker_image import (
     DEFAULT_PYTHON,
     IMAGE_PYTHON,
@@ -396,7 +396,7 @@ class DockerBackend:
     name = "docker"
 
     def __init__(self, config: SandboxConfig | None = None) -> None:
-        self.config = config or SandboxConfig()
+        self.config = config or default_config()
         self.client = connect(self.config.docker_url)
         self.image = self.config.docker_image
         import docker.errors
