@@ -122,11 +122,16 @@ def _probe() -> Confinement | str:
             return Confinement(python, False, as_root)
         problems.append(f"{python} without namespaces: {problem}")
         return f"{UNSAFE_BACKEND} backend cannot start a worker here: " + "; ".join(problems)
+    if problems and all(": unshare " in problem for problem in problems):
+        fix = "this host does not let root create namespaces (a container without "
+        fix += "CAP_SYS_ADMIN?); use bubblewrap or docker, or run as a non-root user"
+    else:
+        fix = f"install a system python3 (3.10+) at {SYSTEM_PYTHON}, or make the interpreter's "
+        fix += "folders readable to others (chmod o+rx), or install bubblewrap"
+    found = "; ".join(problems) or "no interpreter found"
     return (
-        f"{UNSAFE_BACKEND} backend refuses to run env code as root: uid {SANDBOX_UID} in fresh "
-        f"namespaces cannot run a Python 3.10+ ({'; '.join(problems) or 'no interpreter found'}); "
-        f"install a system python3 at {SYSTEM_PYTHON}, or make the interpreter's folders "
-        "readable to others (chmod o+rx), or install bubblewrap"
+        f"{UNSAFE_BACKEND} backend refuses to run env code as root: no Python could run as "
+        f"uid {SANDBOX_UID} in fresh namespaces ({found}); {fix}"
     )
 
 
