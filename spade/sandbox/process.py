@@ -25,10 +25,11 @@ from typing import Any
 from spade.sandbox.cgroup import WorkerCgroup
 from spade.sandbox.config import SandboxConfig
 from spade.sandbox.transport import WORKER_SCRIPT, worker_arguments
-from spade.sandbox.wire import Reader, write_message
+from spade.sandbox.wire import Reader, WireClosed, write_message
 
 SCRATCH = "/scratch"
 SANDBOX_UID = 65534
+_EXIT_GRACE_S = 0.5
 # Only these reach the worker; nothing of the host's environment does.
 CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 # No site-packages (-S, -s); not -I, which would also drop PYTHONHASHSEED, and a fixed hash
@@ -76,7 +77,14 @@ class ProcessTransport:
         write_message(self._in, message)
 
     def receive(self, timeout: float) -> dict[str, Any]:
-        return self._reader.read(timeout)
+        try:
+            return self._reader.read(timeout)
+        except WireClosed:
+            # The worker closed its end, so it is most likely dying: a moment to exit lets
+            # exit_reason say how (SIGSEGV, a status) instead of the SIGKILL of kill().
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=_EXIT_GRACE_S)
+            raise
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
