@@ -16,7 +16,6 @@ from tqdm import tqdm
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.sandbox_choice import add_sandbox_argument, use_sandbox
 from spade.evals.declarations import DeclarationError
-from spade.evals.responders import PredictionsError, PredictionsResponder
 from spade.evals.run import (
     BenchmarkRun,
     resolve_benchmarks,
@@ -24,7 +23,7 @@ from spade.evals.run import (
     run_benchmark,
     write_results,
 )
-from spade.evals.samples import Responder
+from spade.rollout import CompletionCache, PolicyResponder, Predictions, PredictionsError, Responder
 from spade.sandbox import SandboxConfig, describe_backend, resolve_backend
 from spade.suites import SuiteError
 
@@ -75,12 +74,10 @@ def check_args(args: argparse.Namespace) -> None:
 
 def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]:
     if args.predictions is not None:
-        return PredictionsResponder.from_file(args.predictions), {
+        return Predictions.from_file(args.predictions), {
             "spec": f"predictions:{args.predictions}", "backend": "predictions",
             "path": str(args.predictions), "weights_sha256": None, "dtype": None,
         }  # fmt: skip
-    from spade.evals.cache import CompletionCache
-    from spade.evals.responders import PolicyResponder
     from spade.models import ModelSpecError, load_policy, spade_cache_dir
 
     try:
@@ -99,7 +96,7 @@ def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]
 def run_all(args: argparse.Namespace, respond: Responder) -> tuple[list[BenchmarkRun], str | None]:
     names = args.benchmarks.split(",") if args.benchmarks else None
     given: dict[str, list[str]] = {}
-    if isinstance(respond, PredictionsResponder):
+    if isinstance(respond, Predictions):
         names = names or sorted(respond.predictions)
         given = {n: respond.ids(n) for n in names}
     declarations, preset = resolve_benchmarks(names, args.preset)

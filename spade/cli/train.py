@@ -3,6 +3,7 @@
 spade-train [--config FILE] [--run-dir DIR] [--set KEY=VALUE ...]   a new run
 spade-train --resume RUN_DIR                                      continue a run
 spade-train memory show RUN_DIR                                   the env memory
+spade-train warmup [--run-dir DIR] [--set KEY=VALUE ...]            the SFT warm start
 
 Updates on several GPUs: `accelerate launch [--num_processes N] -m spade.cli.train ...` (or
 `torchrun --nproc_per_node N`). Rank 0 runs the loop and writes the run; the other processes
@@ -179,7 +180,20 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
         print(f"accepted envs frozen as {suite}")
     keys = ("designer/validity_rate", "envs/win_rate", "envs/regret", "agent/return")
     print("last iteration: " + ", ".join(f"{k}={last.get(k, float('nan')):.3f}" for k in keys))
+    print(update_summary(run.log.records(), final))
     return 0
+
+
+def update_summary(records: list[dict[str, Any]], final: Path) -> str:
+    """What the run's updates did, over all its iterations; says so when nothing changed."""
+    steps = int(sum(r.get("update/optimizer_steps", 0) for r in records))
+    carried = {role: int(sum(r.get(f"update/{role}/with_gradient", 0) for r in records))
+               for role in ("agent", "designer")}  # fmt: skip
+    if steps == 0:
+        return (f"no update: 0 optimizer steps in {len(records)} iterations (no sample carried "
+                f"gradient), so {final} holds the starting weights unchanged")  # fmt: skip
+    return (f"updates: {steps} optimizer steps in {len(records)} iterations; samples with "
+            f"gradient: agent {carried['agent']}, designer {carried['designer']}")  # fmt: skip
 
 
 def freeze_accepted(run: Any) -> str | None:
@@ -203,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["memory"]:
         return show_memory(argv[1:])
+    if argv[:1] == ["warmup"]:
+        from spade.cli.warmup import warmup
+
+        return warmup(argv[1:])
     args = build_parser().parse_args(argv)
     from spade.rl.distributed import launched_rank
 

@@ -159,7 +159,7 @@ def grpo_update(
     params = [p for p in model.parameters() if p.requires_grad]
     tally: dict[str, RoleTally] = defaultdict(RoleTally)
     mismatch = MismatchTally()
-    live = _count_samples(samples, tally)
+    live = _count_samples(samples, tally, config.beta)
     plan = _plan_steps(live, config, pad_id, step, device)
     losses: list[float] = []
     norms: list[float] = []
@@ -336,13 +336,14 @@ def _probe_mismatch(
 
 
 def _count_samples(
-    samples: Sequence[TokenizedSample], tally: dict[str, RoleTally]
+    samples: Sequence[TokenizedSample], tally: dict[str, RoleTally], beta: float
 ) -> list[TokenizedSample]:
     for s in samples:
         t = tally[s.role]
         t.masked += s.masked
         if not s.masked:
             t.samples += 1
+            t.with_gradient += s.advantage != 0.0 or beta > 0
             t.truncated += s.truncated
             t.tokens += len(s.completion_ids)
             t.advantage_sum += s.advantage

@@ -11,6 +11,7 @@ import torch
 @dataclass
 class RoleTally:
     samples: int = 0
+    with_gradient: int = 0
     masked: int = 0
     truncated: int = 0
     tokens: int = 0
@@ -66,6 +67,8 @@ class MismatchTally:
 class RoleMetrics:
     samples: int
     """Samples that took part (not masked)."""
+    with_gradient: int
+    """Samples that carried gradient: not masked, and a nonzero advantage (or a KL term)."""
     masked: int
     truncated: int
     tokens: int
@@ -109,6 +112,7 @@ def role_metrics(t: RoleTally) -> RoleMetrics:
     scored = max(t.scored_tokens, 1.0)
     return RoleMetrics(
         samples=t.samples,
+        with_gradient=t.with_gradient,
         masked=t.masked,
         truncated=t.truncated,
         tokens=t.tokens,

@@ -25,6 +25,7 @@ from spade.models.chat_template import ChatTokens
 from spade.models.policy import Completion, FinishReason, Message, SamplingParams
 from spade.rollout.agent_prompt import action_from_reply, system_prompt
 from spade.rollout.requests import GenRequest
+from spade.sandbox import SandboxUnavailable
 
 HISTORY_CHARS = 24_000
 """Chat prompts' conversation budget: older exchanges are dropped (system + first
@@ -117,7 +118,9 @@ class EnvDriver:
             self._play = EnvEpisode(self._env, self.spec.turn_cap)
             observation = self._play.reset(self.spec.seed)
             tools = self._env.spec.tools
-        except Exception as exc:  # a broken env (or sandbox) ends its episode, not the run
+        except SandboxUnavailable:  # no sandbox at all: the run cannot go on, not an env fault
+            raise
+        except Exception as exc:  # a broken env (or its worker) ends its episode, not the run
             self._fail(exc)
             return
         self.episode.tools = tools
@@ -174,6 +177,8 @@ class EnvDriver:
         episode.messages.append({"role": "assistant", "content": reply})
         try:
             step = play.step(action)
+        except SandboxUnavailable:
+            raise
         except Exception as exc:
             self._fail(exc)
             return

@@ -16,7 +16,7 @@ from spade.envs.checks import ValidationReport, validate_source
 from spade.envs.remote import RemoteEnv
 from spade.models.policy import Completion, Message, SamplingParams
 from spade.rollout import GenRequest, Responder
-from spade.sandbox import SandboxConfig, SandboxError
+from spade.sandbox import SandboxConfig, SandboxUnavailable
 from spade.selfplay.config import TrainConfig
 from spade.selfplay.designer import (
     DesignRequest,
@@ -229,5 +229,7 @@ def _secrets(
     try:
         with RemoteEnv(candidate.code or "", config=sandbox) as env:
             return secret_values(env, range(seeds))
-    except (SandboxError, Exception):
+    except SandboxUnavailable:  # no sandbox at all: not a verdict on this env
+        raise
+    except Exception:
         return None

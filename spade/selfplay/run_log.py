@@ -11,10 +11,14 @@ from spade.atomic import write_atomic
 
 CURVES = [
     ("designer/validity_rate", "designer validity rate"),
-    ("envs/win_rate", "agent win rate (no hint)"),
+    ("envs/win_rate", "agent success rate (no hint)"),
     ("envs/regret", "regret (hint − no hint)"),
     ("agent/return", "agent return (no hint)"),
     ("agent/progress", "agent progress: last reward, truncated too"),
+    ("update/optimizer_steps", "optimizer steps"),
+    ("update/agent/with_gradient", "agent samples with gradient"),
+    ("update/designer/with_gradient", "designer samples with gradient"),
+    ("update/mismatch/logprob_abs_diff_mean", "rollout-vs-learner |Δ logprob|"),
 ]
 
 
@@ -56,6 +60,13 @@ class RunLog:
             for design in designs:
                 handle.write(json.dumps({"step": step, **design}) + "\n")
 
+    def write_episodes(self, step: int, episodes: list[dict[str, Any]]) -> None:
+        """Sample episodes of an iteration, with and without the hint on the same env and
+        seed (`episodes.jsonl`: transcripts, rewards, how each ended)."""
+        with (self.run_dir / "episodes.jsonl").open("a", encoding="utf-8") as handle:
+            for episode in episodes:
+                handle.write(json.dumps({"step": step, **episode}, default=str) + "\n")
+
     def records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
@@ -63,7 +74,7 @@ class RunLog:
 
     def truncate_after(self, step: int) -> None:
         """Drop records past `step` (a resumed run redoes the unfinished iteration)."""
-        for path in (self.path, self.run_dir / "designs.jsonl"):
+        for path in (self.path, self.run_dir / "designs.jsonl", self.run_dir / "episodes.jsonl"):
             if not path.exists():
                 continue
             lines = [line for line in path.read_text().splitlines() if line.strip()]
@@ -77,8 +88,10 @@ class RunLog:
         import matplotlib.pyplot as plt
 
         records = self.records()
-        figure, axes = plt.subplots(1, len(CURVES), figsize=(4 * len(CURVES), 3.2))
-        for axis, (key, title) in zip(axes, CURVES, strict=True):
+        columns = 3
+        rows = -(-len(CURVES) // columns)
+        figure, grid = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows))
+        for axis, (key, title) in zip(grid.flat, CURVES, strict=True):
             points = [(r["step"], r[key]) for r in records if _finite(r.get(key))]
             if points:
                 axis.plot(*zip(*points, strict=True), marker="o")

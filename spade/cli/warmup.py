@@ -1,0 +1,82 @@
+"""spade-train warmup: teach the model the env contract and the action formats before RL.
+
+spade-train warmup [--config FILE] [--run-dir DIR] [--set KEY=VALUE ...]   a new warm start
+spade-train warmup --resume RUN_DIR                                      continue one
+
+The data (teacher-played episodes of the suite's train split, generated env sources with
+hints) is written to RUN_DIR/data; the warm checkpoint to RUN_DIR/sft/model, which
+`spade-train --set model=RUN_DIR/sft/model` and `spade-eval --checkpoint` take.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+from spade.cli.errors import UsageError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="spade-train warmup",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--config", type=Path, help="YAML WarmupConfig (default: laptop defaults)")
+    parser.add_argument("--run-dir", type=Path, help="run directory (default runs/warmup-<time>)")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this warm start")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config field, e.g. sft.epochs=3 (YAML value)")  # fmt: skip
+    return parser
+
+
+def warmup(argv: list[str]) -> int:
+    from spade.cli.sandbox_choice import use_sandbox
+    from spade.corpus import CorpusError
+    from spade.sandbox import resolve_backend
+    from spade.selfplay.config import ConfigError
+    from spade.selfplay.warmup.run import load_warmup_config, run_warmup
+    from spade.suites import SuiteError
+
+    args = build_parser().parse_args(argv)
+    overrides = {}
+    for item in args.set:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
+        overrides[key] = yaml.safe_load(raw)
+    try:
+        if args.resume is not None:
+            if not (args.resume / "config.yaml").is_file():
+                raise UsageError(f"{args.resume}: not a warm-start run directory (no config.yaml)")
+            if overrides or args.config:
+                raise UsageError("--resume continues the run's own config; no --set/--config")
+            config = load_warmup_config(args.resume / "config.yaml")
+            run_dir = args.resume
+        else:
+            config = load_warmup_config(args.config, overrides)
+            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+            run_dir = args.run_dir or Path("runs") / f"warmup-{stamp}"
+            if run_dir.exists() and any(run_dir.iterdir()):
+                raise UsageError(f"{run_dir} is not empty; use --resume {run_dir} to continue it")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    use_sandbox("spade-train warmup", config.sandbox)
+    resolve_backend(config.sandbox)  # no usable sandbox: one line now, before anything runs
+    print(f"warm-start directory: {run_dir}", file=sys.stderr)
+    try:
+        report = run_warmup(config, run_dir, resume=args.resume is not None)
+    except (CorpusError, SuiteError, ConfigError, ValueError, OSError) as exc:
+        raise UsageError(f"{exc}; continue with --resume {run_dir}") from None
+    counts = ", ".join(f"{n} {kind}" for kind, n in sorted(report.examples.items()))
+    print(f"examples: {counts}; data in {run_dir / 'data'}")
+    if report.first_loss is not None and report.last_loss is not None:
+        print(f"{report.steps} optimizer steps, loss {report.first_loss:.3f} -> "
+              f"{report.last_loss:.3f}")  # fmt: skip
+    print(f"warm checkpoint: {report.model_dir}  (spade-train --set model={report.model_dir}; "
+          f"spade-eval --checkpoint {report.model_dir})")  # fmt: skip
+    return 0
