@@ -1,5 +1,7 @@
 """`suite:NAME@VERSION`: play every env of a frozen suite on its evaluation seeds, no hints.
 
+`suite:NAME@VERSION:SPLIT` plays only the envs of one split (`heldout`: the envs training
+never plays; `train`: the others, on their eval seeds, which training never draws either).
 Sample ids are `ENV_ID/SEED`. Per sample: `success` (primary: terminated with reward 1.0),
 `return` (the last reward, i.e. progress), and the same split by kind and skill, so the
 summary reports success rate and mean return overall, per kind and per skill.
@@ -10,41 +12,69 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from spade.evals.declarations import Declaration, Generation, Slices
+from spade.evals.benchmark import check_known_ids
+from spade.evals.declarations import Declaration, DeclarationError, Generation, Slices
 from spade.evals.samples import ProgressCallback, SampleResult
 from spade.rollout import EnvDriver, Episode, EpisodeSpec, Responder, play
-from spade.suites import SuiteEnv, load_suite
+from spade.suites import SPLITS, Suite, SuiteEnv, load_suite
 
 PREFIX = "suite:"
 WINDOW = 32
 """Episodes (each a sandboxed env worker) live at once."""
 
 
+def parse_suite_name(name: str) -> tuple[str, str | None]:
+    """(suite reference, split or None) of `suite:NAME@VERSION[:SPLIT]` (or `suite:PATH`)."""
+    ref = name.removeprefix(PREFIX)
+    head, colon, tail = ref.rpartition(":")
+    if colon and (tail in SPLITS or "@" in head):  # a version never holds a ':'
+        if tail not in SPLITS:
+            raise DeclarationError(f"{name}: unknown split {tail!r}; known: {', '.join(SPLITS)}")
+        return head, tail
+    return ref, None
+
+
+def split_envs(suite: Suite, split: str | None, name: str) -> list[SuiteEnv]:
+    """The envs a suite benchmark plays: all, or one split's (never none)."""
+    if split is None:
+        return list(suite.envs)
+    envs = suite.envs_in(split)
+    if not envs:
+        unsplit = "" if any(env.entry.split for env in suite.envs) else " (an unsplit suite)"
+        raise DeclarationError(f"{name}: suite {suite.ref} has no {split} envs{unsplit}")
+    return envs
+
+
 def suite_declaration(name: str) -> Declaration:
-    """A declaration for `suite:NAME@VERSION`, built from the suite's manifest."""
-    suite = load_suite(name.removeprefix(PREFIX))
+    """A declaration for `suite:NAME@VERSION[:SPLIT]`, built from the suite's manifest."""
+    ref, split = parse_suite_name(name)
+    suite = load_suite(ref)
+    envs = split_envs(suite, split, name)
+    scope = f", {split} split ({len(envs)} of {len(suite)} envs)" if split else ""
     return Declaration(
         name=name,
         version=suite.manifest.version,
-        description=f"frozen suite {suite.name}@{suite.manifest.version}: "
+        description=f"frozen suite {suite.name}@{suite.manifest.version}{scope}: "
         f"{suite.manifest.description}",
         runner="suite",
         generation=Generation(max_gen_toks=192, temperature=0.0),
         scorer="success = terminated with reward 1.0; return = last step's reward",
         primary="success",
         slices=Slices(ci=4, quick=4, full=None),
-        options={"path": str(suite.path)},
+        options={"path": str(suite.path)} | ({"split": split} if split else {}),
     )
 
 
 class SuiteBenchmark:
     def __init__(self, declaration: Declaration) -> None:
         self.declaration = declaration
-        self.suite = load_suite(declaration.options.get("path") or declaration.name[len(PREFIX) :])
-        self.envs = {env.id: env for env in self.suite.envs}
+        ref, split = parse_suite_name(declaration.name)
+        self.suite = load_suite(declaration.options.get("path") or ref)
+        envs = split_envs(self.suite, declaration.options.get("split", split), declaration.name)
+        self.envs = {env.id: env for env in envs}
 
     def sample_ids(self, data_dir: Path | None) -> list[str]:
-        return [f"{env.id}/{seed}" for env in self.suite.envs for seed in env.entry.eval_seeds]
+        return [f"{env.id}/{seed}" for env in self.envs.values() for seed in env.entry.eval_seeds]
 
     def _spec(self, sample_id: str) -> tuple[EpisodeSpec, SuiteEnv]:
         env_id, _, seed = sample_id.rpartition("/")
@@ -59,6 +89,9 @@ class SuiteBenchmark:
         data_dir: Path | None,
         progress: ProgressCallback | None = None,
     ) -> list[SampleResult]:
+        # Only this benchmark's envs on their eval seeds: a `:heldout` score never plays a
+        # train env, nor a seed training may have drawn.
+        check_known_ids(self.declaration.name, ids, dict.fromkeys(self.sample_ids(data_dir)))
         specs = {sample_id: self._spec(sample_id) for sample_id in ids}
         name, sampling = self.declaration.name, self.declaration.generation.sampling()
         drivers = [EnvDriver(spec, name, sampling) for spec, _ in specs.values()]

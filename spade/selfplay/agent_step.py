@@ -16,6 +16,7 @@ from spade.rl.samples import TrainingSample
 from spade.rollout import EnvDriver, Episode, EpisodeSpec, Responder, play
 from spade.sandbox import SandboxConfig
 from spade.selfplay.rewards import regret
+from spade.suites import training_seeds
 
 WINDOW = 32
 """Episodes (each a sandboxed env worker) live at once."""
@@ -28,6 +29,8 @@ class PlayableEnv:
     hint: str | None
     kind: str = ""
     skill: str = ""
+    eval_seeds: frozenset[int] = frozenset()
+    """A frozen suite env's evaluation seeds: never drawn for its training plays."""
 
 
 @dataclass
@@ -70,7 +73,7 @@ def play_envs(
     with_hints: bool = True,
 ) -> list[EnvPlays]:
     """All plays of all envs in one lockstep batch (the policy batches across them)."""
-    results = [EnvPlays(env, [rng.randrange(1 << 30) for _ in range(plays)]) for env in envs]
+    results = [EnvPlays(env, training_seeds(rng, plays, env.eval_seeds)) for env in envs]
     specs: list[EpisodeSpec] = []
     for index, result in enumerate(results):
         env = result.env

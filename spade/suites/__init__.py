@@ -9,6 +9,7 @@ from spade.suites.errors import SuiteError
 from spade.suites.freeze import Duplicate, FreezeOptions, FreezeReport, Rejection, freeze_suite
 from spade.suites.manifest import (
     KINDS,
+    SPLITS,
     EnvEntry,
     Manifest,
     ReferenceScores,
@@ -19,7 +20,7 @@ from spade.suites.normalise import normalised_sha256
 from spade.suites.publish import PublishResult, publish_suite
 from spade.suites.random_agent import RandomAgent
 from spade.suites.reference import PlayError, reference_scores, score_source
-from spade.suites.seeds import eval_seeds
+from spade.suites.seeds import eval_seeds, training_seeds
 from spade.suites.store import (
     SHIPPED_ROOT,
     Listing,
@@ -38,6 +39,7 @@ SEED_SUITE = "spade-seed"
 
 __all__ = [
     "KINDS",
+    "SPLITS",
     "SEED_ENVS_DIR",
     "SEED_SUITE",
     "Duplicate",
@@ -69,5 +71,6 @@ __all__ = [
     "resolve_suite",
     "score_source",
     "suites_root",
+    "training_seeds",
     "verify_suite",
 ]

@@ -2,9 +2,10 @@
 
 Each candidate passes, in order: it parses; it is not a duplicate of an earlier candidate
 (same bytes, or same normalised source); `validate_source` finds it valid in the sandbox; it
-declares a kind (its class `metadata`, a memory entry, or the caller's default); solution()
-solves every eval seed; the random agent plays it without breaking it. Candidates that fail
-are reported with the reason; the rest become the suite.
+declares a kind (its class `metadata`, a memory entry, or the caller's default) and, when it
+declares a `split` (`train` or `heldout`), a known one; solution() solves every eval seed; the
+random agent plays it without breaking it. Candidates that fail are reported with the reason;
+the rest become the suite. A split is given for every env of a suite or for none.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from spade.suites.manifest import (
     ENVS_DIR,
     KINDS,
     MANIFEST_FILE,
+    SPLITS,
     EnvEntry,
     Manifest,
     check_name,
@@ -135,6 +137,7 @@ def freeze_suite(
     for candidate in bar:
         builder.admit(candidate)
     builder.raise_if_unusable()
+    builder.raise_if_partly_split()
     manifest = Manifest(
         name=name,
         version=version,
@@ -205,6 +208,16 @@ class _SuiteBuilder:
             first = f"; first: {problems[0]}" if problems else ""
             raise SuiteError(f"nothing to freeze: no valid env among the sources{first}")
 
+    def raise_if_partly_split(self) -> None:
+        """A split is given for every env or for none: one left out would silently train."""
+        unsplit = [entry.id for entry, _ in self.entries if entry.split is None]
+        if unsplit and len(unsplit) < len(self.entries):
+            raise SuiteError(
+                f"{len(unsplit)} of {len(self.entries)} envs declare no metadata 'split' (first: "
+                f"{unsplit[0]}) while the others do; give every env one ({' | '.join(SPLITS)}) "
+                "or none"
+            )
+
     def admit(self, candidate: Candidate) -> None:
         started = time.perf_counter()
         try:
@@ -256,9 +269,10 @@ class _SuiteBuilder:
             validation=_validation_record(report, options.check_seeds),
             reference_scores=scores,
             provenance=candidate.provenance,
+            split=metadata.get("split"),
         )
 
-    def _metadata(self, candidate: Candidate, report: ValidationReport) -> dict[str, str]:
+    def _metadata(self, candidate: Candidate, report: ValidationReport) -> dict[str, Any]:
         # The env class's own metadata wins over the memory entry's copy of it.
         merged: dict[str, Any] = {**candidate.metadata, **report.metadata}
         kind = merged.get("kind", self.options.default_kind)
@@ -269,7 +283,11 @@ class _SuiteBuilder:
             )
         if kind not in KINDS:
             raise _Rejected(f"metadata kind {kind!r} is not one of {', '.join(KINDS)}")
+        split = merged.get("split")
+        if split is not None and split not in SPLITS:
+            raise _Rejected(f"metadata split {split!r} is not one of {', '.join(SPLITS)}")
         return {
+            "split": split,
             "kind": kind,
             "skill": str(merged.get("skill") or UNSPECIFIED),
             "difficulty": str(merged.get("difficulty") or UNSPECIFIED),

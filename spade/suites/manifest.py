@@ -22,6 +22,8 @@ SCHEMA_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 ENVS_DIR = "envs"
 KINDS = ("game", "reasoning", "tool_use")
+SPLITS = ("train", "heldout")
+"""An env's `split`: training may play `train` envs; `heldout` ones are only evaluated."""
 HAND_WRITTEN = "hand-written"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _MAX_MESSAGE = 200
@@ -65,11 +67,15 @@ class EnvEntry:
     validation: dict[str, Any]
     reference_scores: ReferenceScores
     provenance: dict[str, Any] | None = None
+    split: str | None = None
+    """`train` or `heldout` (SPLITS); None in an unsplit suite, where every env is `train`."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         if self.provenance is None:
             del data["provenance"]
+        if self.split is None:
+            del data["split"]
         return data
 
     @classmethod
@@ -176,6 +182,10 @@ def _consistency_errors(data: dict[str, Any]) -> list[str]:
     major = major_version(data["version"])
     ids: dict[str, int] = {}
     files: dict[str, int] = {}
+    split = [env for env in data["envs"] if "split" in env]
+    if split and len(split) < len(data["envs"]):  # a forgotten split would count as train
+        unsplit = next(i for i, env in enumerate(data["envs"]) if "split" not in env)
+        messages.append(f"envs[{unsplit}].split: missing, but other envs of the suite have one")
     for index, env in enumerate(data["envs"]):
         where = f"envs[{index}]"
         namespace, _, rest = env["id"].partition("/")

@@ -3,6 +3,9 @@
 `load_suite("NAME@VERSION" | "suite:NAME@VERSION" | PATH)` checks the manifest against its
 schema and every env file against its sha256, then hands out env factories: each `make()`
 re-reads and re-hashes its file and starts the env in its own sandboxed worker.
+
+`suite.envs_in("train")` is what training may play, `suite.envs_in("heldout")` what only
+evaluation plays; in an unsplit suite (no env has a `split`) every env is `train`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from spade.envs.gym import TextEnv
 from spade.envs.remote import RemoteEnv
 from spade.sandbox import SandboxConfig
 from spade.suites.errors import SuiteError
-from spade.suites.manifest import EnvEntry, Manifest, read_manifest
+from spade.suites.manifest import SPLITS, EnvEntry, Manifest, read_manifest
 from spade.suites.normalise import sha256_hex
 from spade.suites.store import resolve_suite
 
@@ -37,6 +40,11 @@ class SuiteEnv:
     @property
     def path(self) -> Path:
         return self.suite_path / self.entry.file
+
+    @property
+    def split(self) -> str:
+        """`train` or `heldout`; an env of an unsplit suite is `train`."""
+        return self.entry.split or "train"
 
     def source(self) -> str:
         """The env's code, after checking it still has the manifest's sha256."""
@@ -92,6 +100,12 @@ class Suite:
 
     def __len__(self) -> int:
         return len(self.envs)
+
+    def envs_in(self, split: str) -> list[SuiteEnv]:
+        """The envs of one split, in manifest order; raises `SuiteError` for an unknown split."""
+        if split not in SPLITS:
+            raise SuiteError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
+        return [env for env in self.envs if env.split == split]
 
     def env(self, env_id: str) -> SuiteEnv:
         """An env by its id, or by the id's short form `Name-vN` / `Name`."""
