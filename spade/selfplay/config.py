@@ -88,7 +88,9 @@ class MemoryConfig(_Strict):
     capacity: int = Field(200, ge=1, description="FIFO bound")
     references: int = Field(2, ge=0, description="reference envs in the designer prompt")
     excerpt_chars: int = Field(2000, ge=200)
-    cold_start_suite: str = Field("spade-seed@1.0.0", description="references before memory")
+    cold_start_suite: str = Field(
+        "spade-seed@1.1.0", description="references before memory (its train split only)"
+    )
 
 
 class RewardConfig(_Strict):
@@ -144,7 +146,9 @@ class GenerationConfig(_Strict):
 class TrainConfig(_Strict):
     model: str = Field("smollm2-135m", description="HF model dir or built-in alias")
     mode: Mode = Field("spade", description="spade (self-play) or fixed (agent on a suite)")
-    fixed_suite: str = Field("spade-seed@1.0.0", description="env pool of the fixed baseline")
+    fixed_suite: str = Field(
+        "spade-seed@1.1.0", description="env pool of the fixed baseline (its train split only)"
+    )
     iterations: int = Field(3, ge=1, description="self-play iterations (policy updates)")
     seed: int = 0
     no_corpus: bool = Field(False, description="ablation: designer prompt without a document")
@@ -210,8 +214,8 @@ class TrainConfig(_Strict):
         return self
 
 
-def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """Read a YAML config (or the defaults), apply `key.sub=value` overrides, validate."""
+def read_with_overrides(path: Path | None, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """A YAML config file's mapping (empty without a file), with `key.sub=value` overrides."""
     raw: dict[str, Any] = {}
     if path is not None:
         try:
@@ -230,14 +234,25 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> T
             if not isinstance(target, dict):
                 raise ConfigError(f"{path or 'config'}: {dotted}: {key} is not a section")
         target[leaf] = value
+    return raw
+
+
+def validation_message(path: Path | None, exc: ValidationError) -> str:
+    """A pydantic error as one line naming the file and the field."""
+    first = exc.errors()[0]
+    where = "".join(f"{p}: " for p in [".".join(str(p) for p in first["loc"])] if p)
+    message = _run_config_names(first["msg"].removeprefix("Value error, "))
+    return f"{path or 'config'}: {where}{message}"
+
+
+def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Read a YAML config (or the defaults), apply `key.sub=value` overrides, validate."""
+    raw = read_with_overrides(path, overrides)
     try:
         config = TrainConfig.model_validate(raw)
         config.update_config()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = "".join(f"{p}: " for p in [".".join(str(p) for p in first["loc"])] if p)
-        message = _run_config_names(first["msg"].removeprefix("Value error, "))
-        raise ConfigError(f"{path or 'config'}: {where}{message}") from None
+        raise ConfigError(validation_message(path, exc)) from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path or 'config'}: update: {_run_config_names(str(exc))}") from None
     return config

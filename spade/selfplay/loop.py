@@ -27,7 +27,7 @@ from spade.rollout import GenRequest, PolicyResponder, Responder
 from spade.sandbox import SandboxConfig
 from spade.selfplay import loop_state
 from spade.selfplay.agent_step import EnvPlays, PlayableEnv, Rollout, agent_samples, play_envs
-from spade.selfplay.config import TrainConfig, dump_config
+from spade.selfplay.config import RewardConfig, TrainConfig, dump_config
 from spade.selfplay.design_step import (
     Candidate,
     DesignTimes,
@@ -65,8 +65,9 @@ class SelfPlayRun:
     # -- set-up and resume ------------------------------------------------------------------
     def _fixed_pool(self) -> list[PlayableEnv]:
         suite = load_suite(self.config.fixed_suite, self.suites_root)
-        return [PlayableEnv(env.id, env.source(), env.entry.hint, env.entry.kind, env.entry.skill)
-                for env in suite.envs]  # fmt: skip
+        return [PlayableEnv(env.id, env.source(), env.entry.hint, env.entry.kind, env.entry.skill,
+                            frozenset(env.entry.eval_seeds))
+                for env in suite.envs_in("train")]  # fmt: skip
 
     def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -141,7 +142,7 @@ class SelfPlayRun:
         if update.get("optimizer_steps"):  # the weights moved: the generator must follow
             self.engine.sync()
         timings["weight_sync"] = time.perf_counter() - sync_started
-        self._remember(candidates, plays, envs)
+        remembered = self._remember(candidates, plays, envs)
         self.step += 1
         checkpoint_started = time.perf_counter()
         self._checkpoint()
@@ -150,7 +151,9 @@ class SelfPlayRun:
         respond.close()
         metrics = _metrics(candidates, plays, envs, samples, update, timings)
         self.log.write(step, metrics)
-        self.log.write_designs(step, [_design_record(c) for c in candidates])
+        self.log.write_designs(step, [_design_record(c, remembered.get(id(c)))
+                                      for c in candidates])  # fmt: skip
+        self.log.write_episodes(step, _sample_episodes(plays, LOGGED_ENVS))
         return metrics
 
     def _envs_to_play(
@@ -165,7 +168,8 @@ class SelfPlayRun:
                   for c in candidates if c.valid]  # fmt: skip
         pool = [PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill) for e in self.memory]
         if not pool:
-            pool = [PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill) for e in self.cold_start]
+            pool = [PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds)
+                    for e in self.cold_start]  # fmt: skip
         replay = rng.sample(pool, min(self.config.agent.replay_envs, len(pool)))
         return chosen + [(env, None) for env in replay]
 
@@ -176,40 +180,19 @@ class SelfPlayRun:
         envs: list[tuple[PlayableEnv, Candidate | None]],
     ) -> list[TrainingSample]:
         by_candidate = {id(c): p for (_, c), p in zip(envs, plays, strict=True) if c is not None}
-        reward_config = DesignerRewardConfig(invalid_penalty=self.config.reward.invalid_penalty)
-        groups: dict[str, list[float | None]] = {}
-        for candidate in candidates:
-            result = by_candidate.get(id(candidate))
-            win_rate = result.win_rate if result else None
-            # A skill's first env has no slow average yet: its learning potential is 0.
-            ema = self.ema.get(candidate.request.skill)
-            reward = designer_reward(
-                self.config.reward.kind, valid=result is not None, win_rate=win_rate,
-                regret=result.regret if result else None,
-                slow_ema=ema if ema is not None else win_rate, config=reward_config,
-            )  # fmt: skip
-            groups.setdefault(candidate.group, []).append(reward)
-        advantages = designer_advantages(groups)
-        position = {group: 0 for group in groups}
-        samples = []
-        for candidate in candidates:
-            index = position[candidate.group]
-            position[candidate.group] += 1
-            if groups[candidate.group][index] is None:
-                continue  # no gradient for an invalid env unless a penalty is configured
-            advantage = float(advantages[candidate.group][index])
-            sample = designer_sample(candidate.completion, advantage)
-            if sample is not None:
-                samples.append(sample)
-        return samples
+        results = [by_candidate.get(id(c)) for c in candidates]
+        return designer_samples(candidates, results, self.config.reward, self.ema)
 
     def _remember(
         self,
         candidates: list[Candidate],
         plays: list[EnvPlays],
         envs: list[tuple[PlayableEnv, Candidate | None]],
-    ) -> None:
+    ) -> dict[int, dict[str, Any]]:
+        """Record every played env in memory; returns, per accepted candidate (by `id`), its
+        memory id, win rate and regret (what designs.jsonl reports beside the design)."""
         serial = 0
+        accepted: dict[int, dict[str, Any]] = {}
         for (env, candidate), result in zip(envs, plays, strict=True):
             regret = result.regret if result.regret is not None else 0.0
             self.ema.update(env.skill, result.win_rate)
@@ -218,15 +201,19 @@ class SelfPlayRun:
                     self.memory.update(env.key, win_rate=result.win_rate, regret=regret,
                                        step=self.step)  # fmt: skip
                 continue
+            entry_id = new_entry_id(self.step, serial)
             self.memory.add(MemoryEntry(
-                id=new_entry_id(self.step, serial), source=env.source, kind=env.kind,
+                id=entry_id, source=env.source, kind=env.kind,
                 skill=env.skill, difficulty=candidate.request.difficulty,
                 document_id=candidate.request.document_id, win_rate=result.win_rate,
                 regret=max(-1.0, min(1.0, regret)), step=self.step, hint=env.hint or "",
                 created_step=self.step,
             ))  # fmt: skip
+            accepted[id(candidate)] = {"env_id": entry_id, "win_rate": result.win_rate,
+                                       "regret": result.regret}  # fmt: skip
             serial += 1
         self.memory.save(self.run_dir)
+        return accepted
 
     def _checkpoint(self) -> None:
         def extra(directory: Path) -> None:
@@ -284,14 +271,37 @@ def _metrics(
     return metrics
 
 
-def _design_record(candidate: Candidate) -> dict[str, Any]:
+def _design_record(candidate: Candidate, played: dict[str, Any] | None) -> dict[str, Any]:
     request = candidate.request
     return {
         "group": candidate.group, "kind": request.kind, "skill": request.skill,
         "difficulty": request.difficulty, "document_id": request.document_id,
         "attempts": candidate.attempts, "valid": candidate.valid, "failure": candidate.failure,
-        "reply": candidate.reply, "hint": candidate.hint,
+        "reply": candidate.reply, "code": candidate.code, "hint": candidate.hint,
+        **(played or {"env_id": None, "win_rate": None, "regret": None}),
     }  # fmt: skip
+
+
+LOGGED_ENVS = 4
+"""Envs per iteration whose first seed's plays (with and without the hint) are logged."""
+
+
+def _sample_episodes(plays: list[EnvPlays], envs: int) -> list[dict[str, Any]]:
+    """The first seed's unhinted and hinted play of the first `envs` envs played."""
+    records = []
+    for result in plays[:envs]:
+        for hinted, episodes in ((False, result.unhinted), (True, result.hinted)):
+            if not episodes:
+                continue
+            episode = episodes[0]
+            records.append({
+                "env": result.env.key, "seed": episode.seed, "hinted": hinted,
+                "hint": episode.hint, "transcript": episode.messages,
+                "rewards": episode.rewards, "return": episode.training_return,
+                "terminated": episode.terminated, "truncated": episode.truncated,
+                "error": episode.error,
+            })  # fmt: skip
+    return records
 
 
 class _ProgressResponder:
@@ -327,6 +337,40 @@ class _TimedResponder:
             return self.inner(requests)
         finally:
             self.seconds += time.perf_counter() - started
+
+
+def designer_samples(
+    candidates: Sequence[Candidate],
+    results: Sequence[EnvPlays | None],
+    reward: RewardConfig,
+    ema: SkillEMA,
+) -> list[TrainingSample]:
+    """The designer's samples: each candidate's reward under `reward.kind` from its env's plays
+    (None: it was not valid), advantages centred within its group (the design prompt)."""
+    reward_config = DesignerRewardConfig(invalid_penalty=reward.invalid_penalty)
+    groups: dict[str, list[float | None]] = {}
+    for candidate, result in zip(candidates, results, strict=True):
+        win_rate = result.win_rate if result else None
+        # A skill's first env has no slow average yet: its learning potential is 0.
+        slow = ema.get(candidate.request.skill)
+        value = designer_reward(
+            reward.kind, valid=result is not None, win_rate=win_rate,
+            regret=result.regret if result else None,
+            slow_ema=slow if slow is not None else win_rate, config=reward_config,
+        )  # fmt: skip
+        groups.setdefault(candidate.group, []).append(value)
+    advantages = designer_advantages(groups)
+    position = {group: 0 for group in groups}
+    samples = []
+    for candidate in candidates:
+        index = position[candidate.group]
+        position[candidate.group] += 1
+        if groups[candidate.group][index] is None:
+            continue  # no gradient for an invalid env unless a penalty is configured
+        sample = designer_sample(candidate.completion, float(advantages[candidate.group][index]))
+        if sample is not None:
+            samples.append(sample)
+    return samples
 
 
 def designer_sample(completion: Completion, advantage: float) -> TrainingSample | None:

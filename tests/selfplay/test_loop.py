@@ -19,12 +19,18 @@ from typing import Any
 import pytest
 import torch
 
+from spade.cli.train import update_summary
 from spade.models.chat_template import end_of_turn_id, render_prompt
 from spade.models.policy import Completion
-from spade.rollout import GenRequest, Responder
-from spade.selfplay.config import load_config
-from spade.selfplay.loop import SelfPlayRun
+from spade.rollout import Episode, GenRequest, Responder
+from spade.selfplay.agent_step import EnvPlays, PlayableEnv
+from spade.selfplay.config import RewardConfig, load_config
+from spade.selfplay.design_step import Candidate
+from spade.selfplay.designer import DesignRequest
+from spade.selfplay.loop import SelfPlayRun, designer_samples
 from spade.selfplay.memory import EnvMemory
+from spade.selfplay.rewards import SkillEMA
+from spade.suites import freeze_suite
 
 ENV_SOURCE = (
     Path(__file__).resolve().parents[2] / "envs_snapshots/spade-seed/1.0.0/envs/hidden_number.py"
@@ -192,7 +198,74 @@ def test_fixed_baseline_trains_the_agent_on_a_suite_without_a_designer(
     metrics = run.iteration()
     assert metrics["designer/candidates"] == 0 and metrics["samples/designer"] == 0
     assert metrics["envs/played"] == 2 and metrics["samples/agent"] > 0
-    assert "update/loss" in metrics  # the agent-only update ran
+
+
+def test_a_fixed_baseline_iteration_with_reward_variance_changes_the_weights(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """On a pool whose episodes end with reply-dependent rewards, the agent's plays differ in
+    return, so the update has a gradient and takes a step (an empty update would not)."""
+    source = tmp_path / "length_env.py"
+    source.write_text(LENGTH_ENV)
+    freeze_suite([source], "lengths", "1.0.0", root=tmp_path / "suites")
+    overrides = {"mode": "fixed", "fixed_suite": "lengths@1.0.0", "designer.group_size": 1,
+                 "memory.cold_start_suite": "lengths@1.0.0"}  # fmt: skip
+    config = load_config(None, tiny_config(tiny_model_dir, **overrides))
+    run = SelfPlayRun(config, tmp_path / "run", suites_root=tmp_path / "suites")
+    run.start()
+    before = weights(run)
+    metrics = run.iteration()
+    assert metrics["agent/truncated"] == 0.0  # every play ended inside the env's budget
+    assert metrics["update/optimizer_steps"] >= 1 and metrics["update/agent/with_gradient"] > 0
+    assert not torch.equal(before, weights(run))
+    assert "update/mismatch/logprob_abs_diff_mean" in metrics
+
+
+def test_the_same_plays_give_different_designer_advantages_under_each_reward() -> None:
+    """Three designs of one prompt whose envs were played with different outcomes: every
+    reward kind ranks or spaces them differently, so their advantages differ."""
+    plays = [_plays([1, 1, 0, 0], [1, 1, 1, 0]), _plays([1, 0, 0, 0], [1, 1, 1, 1]),
+             _plays([1, 1, 1, 0], [1, 1, 1, 1])]  # fmt: skip
+    candidates = [_candidate(f"c{i}") for i in range(3)]
+    ema = SkillEMA(values={"search": 0.2})
+    found = {}
+    for kind in ("blend", "regret", "solve_rate", "learning_potential"):
+        samples = designer_samples(candidates, plays, RewardConfig(kind=kind), ema)
+        found[kind] = tuple(round(s.advantage, 6) for s in samples)
+        assert len(found[kind]) == 3 and abs(sum(found[kind])) < 1e-5  # centred in the group
+    assert len(set(found.values())) == 4, found
+    # An invalid design gets no sample (no gradient) unless a penalty is configured.
+    none = designer_samples(candidates, [plays[0], None, plays[2]], RewardConfig(), ema)
+    assert len(none) == 2
+    penalised = RewardConfig(invalid_penalty=-1.0)
+    assert len(designer_samples(candidates, [plays[0], None, plays[2]], penalised, ema)) == 3
+
+
+def _plays(unhinted: list[int], hinted: list[int]) -> EnvPlays:
+    def episode(won: int, hint: str | None) -> Episode:
+        return Episode("k", 0, hint, rewards=[0.2, float(won) or 0.5], terminated=True)
+
+    env = PlayableEnv("env", "", "a hint", "game", "search")
+    return EnvPlays(env, [0] * len(unhinted), [episode(w, None) for w in unhinted],
+                    [episode(w, "a hint") for w in hinted])  # fmt: skip
+
+
+def _candidate(name: str) -> Candidate:
+    request = DesignRequest("doc", "", "search", "easy", "game")
+    reply = Completion(
+        "```python\n...```", "stop", 3, 2, token_ids=[5, 6], prompt_token_ids=[1, 2, 3]
+    )
+    return Candidate("design/0", request, [], reply)
+
+
+def test_a_run_without_an_optimizer_step_says_so(tmp_path: Path) -> None:
+    idle = [{"update/optimizer_steps": 0}, {"update/optimizer_steps": 0}]
+    assert update_summary(idle, tmp_path / "final").startswith("no update: 0 optimizer steps in 2")
+    busy = [{"update/optimizer_steps": 1, "update/agent/with_gradient": 6,
+             "update/designer/with_gradient": 2}, {}]  # fmt: skip
+    assert update_summary(busy, tmp_path) == (
+        "updates: 1 optimizer steps in 2 iterations; samples with gradient: agent 6, designer 2"
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,157 @@
+"""`spade-train warmup`: build the warm-start data, fine-tune on it (TRL's SFTTrainer), export.
+
+A run directory holds everything, so a run can be inspected, resumed and reused:
+
+    config.yaml            the WarmupConfig
+    data/agent.jsonl       teacher-played episodes of the train-split envs (training seeds)
+    data/designer.jsonl    generated env sources in the designer's prompt shape, with hints
+    data/summary.md        what each env's episodes were taught by, and how they scored
+    sft/checkpoints/       the trainer's checkpoints (what --resume continues from)
+    sft/model/             the warm checkpoint: a HF dir for `--set model=` and `spade-eval`
+    losses.jsonl           the training loss by optimizer step
+
+Data is built once: a resumed run reuses the files (so a kill during training keeps them).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from spade.atomic import write_atomic
+from spade.corpus import CorpusOptions, open_corpus
+from spade.rl.sft import SftConfig, SftExample, train_sft
+from spade.sandbox import SandboxConfig
+from spade.selfplay.config import (
+    ConfigError,
+    CorpusConfig,
+    read_with_overrides,
+    validation_message,
+)
+from spade.suites import load_suite
+
+
+class WarmupConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field("smollm2-135m", description="HF model dir or built-in alias to start from")
+    suite: str = Field("spade-seed@1.1.0", description="agent data from this suite's train split")
+    agent_episodes_per_env: int = Field(6, ge=1, description="teacher episodes per train env")
+    designer_examples: int = Field(160, ge=0, description="designer (and hint) examples")
+    corpus: CorpusConfig = Field(default_factory=CorpusConfig)
+    sft: dict[str, Any] = Field(
+        default_factory=dict, description="spade.rl.sft.SftConfig fields (epochs, lr, ...)"
+    )
+    seed: int = 0
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+
+    def sft_config(self) -> SftConfig:
+        return SftConfig(**{"seed": self.seed, **self.sft})
+
+
+def load_warmup_config(path: Path | None, overrides: dict[str, Any] | None = None) -> WarmupConfig:
+    raw = read_with_overrides(path, overrides)
+    try:
+        config = WarmupConfig.model_validate(raw)
+        config.sft_config()
+    except ValidationError as exc:
+        raise ConfigError(validation_message(path, exc)) from None
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{path or 'config'}: sft: {exc}") from None
+    return config
+
+
+@dataclass(frozen=True)
+class WarmupReport:
+    model_dir: Path
+    examples: dict[str, int]
+    """Examples by kind (agent, designer, hint)."""
+    steps: int
+    first_loss: float | None
+    last_loss: float | None
+    seconds: dict[str, float]
+
+
+def run_warmup(config: WarmupConfig, run_dir: Path, resume: bool = False) -> WarmupReport:
+    from transformers import AutoTokenizer
+
+    from spade.models.builtin import BUILTIN_MODELS, builtin_model_dir
+    from spade.selfplay.warmup.tokens import ExampleTokens
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(run_dir / "config.yaml", yaml.safe_dump(config.model_dump(mode="json")))
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    agent, designer = _data(config, run_dir / "data", resume)
+    seconds["data"] = time.perf_counter() - started
+    model_dir = builtin_model_dir(config.model) if config.model in BUILTIN_MODELS else config.model
+    tokens = ExampleTokens(AutoTokenizer.from_pretrained(model_dir))
+    examples = _examples(tokens, agent, designer)
+    counts: dict[str, int] = {}
+    for example in examples:
+        kind = example.source.split(":", 1)[0]
+        counts[kind] = counts.get(kind, 0) + 1
+    started = time.perf_counter()
+    result = train_sft(config.model, examples, config.sft_config(), run_dir / "sft", resume)
+    seconds["sft"] = time.perf_counter() - started
+    lines = "".join(json.dumps({"step": s, "loss": loss}) + "\n" for s, loss in result.losses)
+    write_atomic(run_dir / "losses.jsonl", lines)
+    losses = [loss for _, loss in result.losses]
+    return WarmupReport(result.model_dir, counts, result.steps, losses[0] if losses else None,
+                        losses[-1] if losses else None, seconds)  # fmt: skip
+
+
+def _data(
+    config: WarmupConfig, data_dir: Path, resume: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The agent and designer records: read back on resume, else built and written."""
+    from spade.selfplay.warmup.agent_data import build_agent_data, summary
+    from spade.selfplay.warmup.designer_data import build_designer_data
+
+    agent_path, designer_path = data_dir / "agent.jsonl", data_dir / "designer.jsonl"
+    if resume and agent_path.is_file() and designer_path.is_file():
+        return _read_jsonl(agent_path), _read_jsonl(designer_path)
+    rng = random.Random(f"warmup/{config.seed}")
+    suite = load_suite(config.suite)
+    train_envs = suite.envs_in("train")
+    episodes = build_agent_data(train_envs, config.agent_episodes_per_env, rng, config.sandbox)
+    corpus = open_corpus(config.corpus.source, CorpusOptions(
+        min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
+    designs = build_designer_data(corpus, config.designer_examples, rng, config.sandbox)
+    agent = [e.to_json() for e in episodes]
+    designer = [e.to_json() for e in designs]
+    data_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(agent_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in agent))
+    write_atomic(designer_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in designer))
+    write_atomic(data_dir / "summary.md", summary(episodes) + "\n")
+    return agent, designer
+
+
+def _examples(
+    tokens: Any, agent: list[dict[str, Any]], designer: list[dict[str, Any]]
+) -> list[SftExample]:
+    examples = [tokens.conversation(r["messages"], f"agent:{r['env_id']}:{r['teacher']}")
+                for r in agent]  # fmt: skip
+    for record in designer:
+        reply = {"role": "assistant", "content": record["reply"]}
+        examples.append(tokens.conversation([*record["messages"], reply],
+                                            f"designer:{record['mechanic']}"))  # fmt: skip
+        if record.get("hint_reply"):
+            hint = {"role": "assistant", "content": record["hint_reply"]}
+            examples.append(tokens.conversation([*record["hint_messages"], hint],
+                                                f"hint:{record['mechanic']}"))  # fmt: skip
+    return examples
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the warm-start data ({exc})") from None
