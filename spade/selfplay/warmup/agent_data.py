@@ -45,13 +45,11 @@ from spade.selfplay.warmup.teachers import (
     reply_text,
     teacher_for,
 )
+from spade.suites.seeds import TRAINING_SEED_SPAN
 from spade.suites.suite import SuiteEnv
 
 SCHEMA_VERSION = 1
 """Version of the JSONL record; bump it when a field changes meaning."""
-
-TRAINING_SEED_SPAN = 1 << 30
-"""Training seeds are drawn from [0, TRAINING_SEED_SPAN)."""
 
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 
@@ -101,7 +99,9 @@ class AgentEpisode:
 
 
 def training_seeds(env: SuiteEnv, count: int, rng: random.Random) -> list[int]:
-    """`count` distinct seeds from `rng`, none of them one of the env's evaluation seeds."""
+    """`count` distinct seeds from `rng` in [0, TRAINING_SEED_SPAN), none of them one of the
+    env's evaluation seeds. (`spade.suites.training_seeds` draws the same way but may repeat
+    a seed; a warm-start data set has no use for a repeated episode.)"""
     avoid = set(env.entry.eval_seeds)
     seeds: list[int] = []
     while len(seeds) < count:
