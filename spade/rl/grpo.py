@@ -7,10 +7,19 @@ A arrives normalised per role from `spade.rl.advantages`):
     loss_t  = -min(ratio_t * A, clip(ratio_t, 1 - epsilon, 1 + epsilon_high) * A)
               (+ beta * KL_t to the initial policy, k3 estimator, when beta > 0)
 
-`old_logp` is the policy before this update. With one pass and one optimizer step per batch
-(the default) it equals `logp.detach()`, the ratio is exactly 1 and the step is the plain
-policy gradient; with `num_iterations > 1` (or `grad_accum` splitting a batch into several
-steps) it is computed once up front and the clip bounds how far later passes move.
+`old_logp` is the policy before this update, computed once up front (a no-grad pass) when
+the samples carry the sampler's logprobs, when there are several passes (`num_iterations`)
+or several optimizer steps per batch; with one pass and one step it equals `logp.detach()`,
+the ratio is exactly 1 and the step is the plain policy gradient, and the clip bounds how
+far later passes move.
+
+Rollout-vs-learner mismatch: the sampler's per-token logprobs (`TrainingSample.
+sampled_logprobs`, from the generation backend) are compared with `old_logp` on the same
+tokens before any weight moves, and reported as `mismatch/*` (mean and max |Δ logp|, the
+max and min ratio, a k3 KL), as verl and prime-rl do; with nothing to train on, a few
+samples are scored anyway so every update reports it. With `tis_cap`, each token's loss is
+weighted by min(exp(old_logp - sampled_logp), tis_cap) (truncated importance sampling), the
+correction for a sampler whose numerics differ from the learner's.
 Without a KL term a zero-advantage sample has exactly zero gradient: it counts in the
 normaliser but is not run, and an update with no signal at all takes no optimizer step
 (AdamW's momentum would otherwise still move the weights).

@@ -111,27 +111,41 @@ def run_warmup(config: WarmupConfig, run_dir: Path, resume: bool = False) -> War
 def _data(
     config: WarmupConfig, data_dir: Path, resume: bool
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The agent and designer records: read back on resume, else built and written."""
+    """The agent and designer records: each file read back on resume when it is there, else
+    built and written (so a kill between the two keeps the first)."""
+    agent_path, designer_path = data_dir / "agent.jsonl", data_dir / "designer.jsonl"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if not (resume and agent_path.is_file()):
+        _write_jsonl(agent_path, _agent_records(config, data_dir))
+    if not (resume and designer_path.is_file()):
+        _write_jsonl(designer_path, _designer_records(config))
+    return _read_jsonl(agent_path), _read_jsonl(designer_path)
+
+
+def _agent_records(config: WarmupConfig, data_dir: Path) -> list[dict[str, Any]]:
     from spade.selfplay.warmup.agent_data import build_agent_data, summary
+
+    rng = random.Random(f"warmup/agent/{config.seed}")
+    train_envs = load_suite(config.suite).envs_in("train")
+    episodes = build_agent_data(train_envs, config.agent_episodes_per_env, rng, config.sandbox)
+    write_atomic(data_dir / "summary.md", summary(episodes) + "\n")
+    return [e.to_json() for e in episodes]
+
+
+def _designer_records(config: WarmupConfig) -> list[dict[str, Any]]:
     from spade.selfplay.warmup.designer_data import build_designer_data
 
-    agent_path, designer_path = data_dir / "agent.jsonl", data_dir / "designer.jsonl"
-    if resume and agent_path.is_file() and designer_path.is_file():
-        return _read_jsonl(agent_path), _read_jsonl(designer_path)
-    rng = random.Random(f"warmup/{config.seed}")
-    suite = load_suite(config.suite)
-    train_envs = suite.envs_in("train")
-    episodes = build_agent_data(train_envs, config.agent_episodes_per_env, rng, config.sandbox)
+    if config.designer_examples == 0:
+        return []
+    rng = random.Random(f"warmup/designer/{config.seed}")
     corpus = open_corpus(config.corpus.source, CorpusOptions(
         min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
     designs = build_designer_data(corpus, config.designer_examples, rng, config.sandbox)
-    agent = [e.to_json() for e in episodes]
-    designer = [e.to_json() for e in designs]
-    data_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(agent_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in agent))
-    write_atomic(designer_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in designer))
-    write_atomic(data_dir / "summary.md", summary(episodes) + "\n")
-    return agent, designer
+    return [e.to_json() for e in designs]
+
+
+def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 def _examples(

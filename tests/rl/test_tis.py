@@ -1,0 +1,65 @@
+"""Truncated importance sampling and the mismatch figures, on hand-made logprobs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+from spade.rl.config import UpdateConfig
+from spade.rl.grpo import tis_weights
+from spade.rl.metrics import MismatchTally
+
+
+def test_tis_weights_are_the_learner_over_sampler_ratio_capped() -> None:
+    old = torch.tensor([[-1.0, -2.0, -0.5]])
+    sampled = torch.tensor([[-1.0, -1.0, -3.0]])
+    weights = tis_weights(old, sampled, cap=2.0)
+    assert weights.tolist()[0] == pytest.approx([1.0, float(torch.exp(torch.tensor(-1.0))), 2.0])
+    assert not weights.requires_grad
+
+
+def test_mismatch_tally_reports_verl_style_figures_on_masked_tokens() -> None:
+    tally = MismatchTally()
+    learner = torch.tensor([[-1.0, -2.0, -9.0]])
+    sampler = torch.tensor([[-1.1, -1.5, 0.0]])
+    mask = torch.tensor([[1, 1, 0]])  # the last position is padding
+    tally.add(learner, sampler, mask)
+    figures = tally.as_dict()
+    assert figures["tokens"] == 2
+    assert figures["logprob_abs_diff_mean"] == pytest.approx(0.3)
+    assert figures["logprob_abs_diff_max"] == pytest.approx(0.5)
+    assert figures["ratio_max"] == pytest.approx(float(torch.exp(torch.tensor(0.1))))
+    assert figures["ratio_min"] == pytest.approx(float(torch.exp(torch.tensor(-0.5))))
+    assert figures["kl"] > 0
+    assert MismatchTally().as_dict() == {}  # nothing compared: nothing reported
+
+
+def test_tis_cap_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="tis_cap must be >= 1"):
+        UpdateConfig(tis_cap=0.5)
+
+
+def test_tis_down_weights_tokens_the_sampler_found_likelier(tiny_model_dir: Path) -> None:
+    """A sampler that put far more mass on the tokens than the learner does gets weight
+    ~exp(-10) per token under TIS, so its gradient is ~exp(-10) of the uncorrected one."""
+    from spade.rl import Learner
+    from spade.rl.grpo import completion_logprobs
+    from spade.rl.samples import collate, fit_sample
+    from tests.rl.token_samples import sample
+
+    plain = sample([{"role": "user", "content": "Open the door."}], "\\boxed{open}", 1.0, "agent")
+    moved = {}
+    for cap in (None, 2.0):
+        learner = Learner(tiny_model_dir, UpdateConfig(lr=1e-2, tis_cap=cap))
+        batch = collate([fit_sample(plain, 512)], learner.tokenizer.pad_token_id)
+        with torch.no_grad():
+            own = completion_logprobs(learner.model, batch, 1.0)[0][0].tolist()
+        skewed = replace(plain, sampled_logprobs=tuple(lp + 10.0 for lp in own))
+        metrics = learner.update([skewed]).as_dict()
+        assert metrics["mismatch/logprob_abs_diff_max"] == pytest.approx(10.0, abs=1e-3)
+        moved[cap] = metrics["grad_norm"]
+    assert moved[2.0] == pytest.approx(moved[None] * float(torch.exp(torch.tensor(-10.0))),
+                                       rel=1e-2)  # fmt: skip
