@@ -23,6 +23,7 @@ from spade.evals.run import (
     run_benchmark,
     write_results,
 )
+from spade.models.policy import PolicyError
 from spade.rollout import CompletionCache, PolicyResponder, Predictions, PredictionsError, Responder
 from spade.sandbox import SandboxConfig, describe_backend, resolve_backend
 from spade.suites import SuiteError
@@ -50,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--label", help="row label for --leaderboard / --compare")
     parser.add_argument("--batch-size", type=int, default=8, help="generation batch size")
     parser.add_argument("--no-cache", action="store_true", help="bypass the completion cache")
+    parser.add_argument("--serve", action="store_true", help="generate through a vllm serve that "
+                        "spade starts on 127.0.0.1 (log in the output dir)")  # fmt: skip
     add_sandbox_argument(parser)  # the code and suite benchmarks run generated code
     return parser
 
@@ -81,11 +84,13 @@ def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]
     from spade.models import ModelSpecError, load_policy, spade_cache_dir
 
     try:
-        policy = load_policy(args.checkpoint, batch_size=args.batch_size)
+        policy = load_policy(args.checkpoint, args.serve, args.output, batch_size=args.batch_size)
     except ModelSpecError as exc:
         raise UsageError(str(exc)) from None
     info = policy.describe()
     model_key = info.weights_sha256 or f"{info.backend}:{info.model}@{info.endpoint}"
+    if info.weights_sha256 and info.backend != "transformers":  # other numerics, other replies
+        model_key = f"{info.backend}:{info.weights_sha256}"
     cache = None if args.no_cache else CompletionCache(spade_cache_dir() / "completions.sqlite")
     checkpoint = {"spec": args.checkpoint, "backend": info.backend, "path": info.model,
                   "weights_sha256": info.weights_sha256, "dtype": info.dtype,
@@ -149,11 +154,12 @@ def main(argv: list[str] | None = None) -> int:
         return view(given[1:])
     args = build_parser().parse_args(argv)
     check_args(args)
+    args.output = args.output or default_output(args)  # before a served model logs there
     use_sandbox("spade-eval", SandboxConfig(backend=args.backend))
     try:
         respond, checkpoint = make_responder(args)
         runs, preset = run_all(args, respond)
-    except (DeclarationError, PredictionsError, SuiteError) as exc:
+    except (DeclarationError, PredictionsError, SuiteError, PolicyError) as exc:
         raise UsageError(str(exc)) from None
     command = ["spade-eval", *(argv if argv is not None else sys.argv[1:])]
     settings = {

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from spade.models.builtin import BUILTIN_MODELS, builtin_model_dir
-from spade.models.policy import Policy
+from spade.models.policy import Policy, PolicyError
 
 _C = TypeVar("_C")
 
@@ -24,12 +24,21 @@ def valid_forms() -> str:
     )
 
 
-def load_policy(spec: str, **options: Any) -> Policy:
+def load_policy(
+    spec: str, serve: bool = False, log_dir: str | Path | None = None, **options: Any
+) -> Policy:
     """The policy a checkpoint string names; `options` go to that backend's config.
 
     - `openai:MODEL@BASE_URL`: OpenAIPolicy (options: OpenAIConfig fields);
     - `vllm:PATH` (PATH a model dir or a built-in alias): VLLMPolicy (VLLMConfig fields);
     - a model dir or a built-in alias: TransformersPolicy (TransformersConfig fields).
+
+    `serve`: a model dir, an alias or `vllm:PATH` is served by a `vllm serve` that this
+    process starts and owns (VLLMConfig fields; its log goes to `log_dir`), and the policy
+    talks to it over HTTP; the server stops when this process exits.
+
+    `batch_size` is taken by every backend: the transformers batch, vLLM's max_num_seqs, and
+    for an HTTP server the requests in flight (`concurrency`, unless that is given too).
     """
     if spec.startswith("openai:"):
         from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
@@ -40,23 +49,43 @@ def load_policy(spec: str, **options: Any) -> Policy:
                 f"checkpoint {spec!r}: expected openai:MODEL@BASE_URL, "
                 "e.g. openai:Qwen/Qwen3-8B@http://localhost:8000/v1"
             )
+        if serve:
+            raise ModelSpecError(f"checkpoint {spec!r} is served already: drop --serve")
+        if "batch_size" in options:
+            options.setdefault("concurrency", options.pop("batch_size"))
         return OpenAIPolicy(model, base_url, _config(OpenAIConfig, options, spec))
-    if spec.startswith("vllm:"):
-        from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm
-
-        target = spec.removeprefix("vllm:")
-        vllm_config = _config(VLLMConfig, options, spec)
-        if target not in BUILTIN_MODELS:
-            _model_dir(target, spec)  # a bad path is reported before a missing vllm,
-        require_vllm()  # and a missing vllm before an alias's first-time download
-        path = _model_dir(target, spec)
-        return VLLMPolicy(path, vllm_config, name=_name(target, path))
+    if spec.startswith("vllm:") or serve:
+        return _load_vllm(spec, serve, log_dir, options)
 
     from spade.models.transformers_backend import TransformersConfig, TransformersPolicy
 
     config = _config(TransformersConfig, options, spec)
     path = _model_dir(spec, spec)
     return TransformersPolicy.from_pretrained(path, config, name=_name(spec, path))
+
+
+def _load_vllm(
+    spec: str, serve: bool, log_dir: str | Path | None, options: dict[str, Any]
+) -> Policy:
+    from spade.models.openai_backend import OpenAIConfig
+    from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm
+    from spade.models.vllm_server import ServeConfig, VLLMServer
+
+    target = spec.removeprefix("vllm:")
+    vllm_config = _config(VLLMConfig, options, spec)
+    if target not in BUILTIN_MODELS:
+        _model_dir(target, spec)  # a bad path is reported before a missing vllm,
+    require_vllm()  # and a missing vllm before an alias's first-time download
+    path = _model_dir(target, spec)
+    try:
+        if not serve:
+            return VLLMPolicy(path, vllm_config, name=_name(target, path))
+        server = VLLMServer(path, ServeConfig(engine=vllm_config), log_dir, _name(target, path))
+        server.start()
+    except PolicyError as exc:
+        raise ModelSpecError(f"checkpoint {spec!r}: {exc}") from None
+    concurrency = vllm_config.batch_size or OpenAIConfig.concurrency
+    return server.policy(OpenAIConfig(concurrency=concurrency))
 
 
 def _name(target: str, path: Path) -> str:

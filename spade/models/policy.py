@@ -15,6 +15,10 @@ parameters}}`."""
 FinishReason = Literal["stop", "length"]
 
 
+class PolicyError(RuntimeError):
+    """A backend's engine or server cannot start, or died; the message is one line."""
+
+
 @dataclass(frozen=True)
 class TokenPrompt:
     """A prompt given as token ids (token-in): generated from exactly these, no template.

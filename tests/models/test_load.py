@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,13 +75,8 @@ def test_alias_and_model_dir_load_the_transformers_backend(smollm2: Transformers
     assert out.text == "2"
 
 
-def test_vllm_missing_is_one_clear_line() -> None:
-    try:
-        import vllm  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("vllm is installed here")
-    with pytest.raises(ImportError, match=r"pip install 'spade\[vllm\]'") as caught:
+def test_vllm_missing_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "vllm", None)  # what `import vllm` meets where it is absent
+    with pytest.raises(ImportError, match=r"install.sh.*pip install 'spade\[vllm\]'") as caught:
         load_policy("vllm:smollm2-135m")
     assert "\n" not in str(caught.value)
