@@ -162,6 +162,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
         ModelSpecError,
         BuiltinModelError,
         GenerationError,
+        ConfigError,
         OSError,
     ) as exc:
         raise UsageError(str(exc)) from None

@@ -61,6 +61,12 @@ class DesignerConfig(_Strict):
         description="target skills, sampled uniformly",
     )  # fmt: skip
     difficulties: list[str] = Field(default_factory=lambda: ["easy", "medium", "hard"])
+    known_designs: str | None = Field(
+        None,
+        description="JSONL of designer examples (a warm start's data/designer.jsonl) or a "
+        "folder of env .py files: a design that near-duplicates one of them is rejected "
+        "(a memorised warm-start env is not a design)",
+    )  # fmt: skip
     hint_attempts: int = Field(2, ge=1, description="hint generations before giving up")
     hint_max_gen_toks: int = Field(160, ge=16)
 

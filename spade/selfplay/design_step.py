@@ -108,9 +108,12 @@ def generate_candidates(
     sandbox: SandboxConfig,
     memory: EnvMemory,
     times: DesignTimes,
+    known: Sequence[tuple[str, str]] = (),
 ) -> list[Candidate]:
     """Designer completions for every request (a group of `group_size` each), checked in
-    the sandbox, with up to `repair_attempts` repairs per failed candidate."""
+    the sandbox, with up to `repair_attempts` repairs per failed candidate. A design that
+    repeats (near-duplicates) a memory env, one accepted earlier in this batch, or one of the
+    `known` (name, source) envs (e.g. the warm-start data) is rejected: it is not a design."""
     sampling = designer_sampling(config, seed)
     prompts = [designer_messages(r) for r in requests]
     gen_requests = [GenRequest("designer", f"design/{i}", tuple(p), sampling,
@@ -123,7 +126,7 @@ def generate_candidates(
                   for i, (request, prompt, group) in enumerate(zip(requests, prompts, replies,
                                                                   strict=True))
                   for reply in group]  # fmt: skip
-    accepted = list(memory.sources())
+    accepted = [*known, *memory.sources()]
     for candidate in candidates:
         _check(candidate, config, sandbox, accepted, times)
     for attempt in range(config.designer.repair_attempts):

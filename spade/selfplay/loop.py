@@ -9,6 +9,7 @@ fixed-environment baseline: the same agent step and update on a frozen suite, no
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Sequence
@@ -27,7 +28,7 @@ from spade.rollout import GenRequest, PolicyResponder, Responder
 from spade.sandbox import SandboxConfig
 from spade.selfplay import loop_state
 from spade.selfplay.agent_step import EnvPlays, PlayableEnv, Rollout, agent_samples, play_envs
-from spade.selfplay.config import RewardConfig, TrainConfig, dump_config
+from spade.selfplay.config import ConfigError, RewardConfig, TrainConfig, dump_config
 from spade.selfplay.design_step import (
     Candidate,
     DesignTimes,
@@ -35,6 +36,7 @@ from spade.selfplay.design_step import (
     generate_candidates,
     write_hints,
 )
+from spade.selfplay.designer import extract_code
 from spade.selfplay.generation import make_engine
 from spade.selfplay.memory import EnvMemory, MemoryEntry, cold_start_envs, new_entry_id
 from spade.selfplay.rewards import DesignerRewardConfig, SkillEMA, designer_reward
@@ -60,6 +62,7 @@ class SelfPlayRun:
             self.corpus = open_corpus(config.corpus.source, CorpusOptions(
                 min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
         self.cold_start = cold_start_envs(config.memory.cold_start_suite, suites_root)
+        self.known_designs = known_designs(config.designer.known_designs)
         self.fixed_pool = self._fixed_pool() if config.mode == "fixed" else []
 
     # -- set-up and resume ------------------------------------------------------------------
@@ -115,7 +118,8 @@ class SelfPlayRun:
         if config.mode == "spade":
             requests = design_requests(config, rng, self.corpus, self.memory, self.cold_start)
             candidates = generate_candidates(requests, respond, config, rng.randrange(1 << 30),
-                                             self.sandbox, self.memory, times)  # fmt: skip
+                                             self.sandbox, self.memory, times,
+                                             self.known_designs)  # fmt: skip
             write_hints(candidates, respond, config, rng.randrange(1 << 30), self.sandbox, times)
         timings["designer_generation"] = times.generation
         timings["validation"] = times.validation
@@ -337,6 +341,27 @@ class _TimedResponder:
             return self.inner(requests)
         finally:
             self.seconds += time.perf_counter() - started
+
+
+def known_designs(path: str | None) -> list[tuple[str, str]]:
+    """(name, source) of the envs a design must not repeat: the `reply` code of every record
+    of a designer JSONL, or every .py file of a folder."""
+    if path is None:
+        return []
+    where = Path(path)
+    try:
+        if where.is_dir():
+            return [(f"known:{p.name}", p.read_text(encoding="utf-8"))
+                    for p in sorted(where.glob("*.py"))]  # fmt: skip
+        known = []
+        for number, line in enumerate(where.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                code = extract_code(json.loads(line)["reply"])
+                if code is not None:
+                    known.append((f"known:{where.name}:{number}", code))
+        return known
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"designer.known_designs {path}: cannot read ({exc})") from None
 
 
 def designer_samples(

@@ -24,10 +24,11 @@ from spade.models.chat_template import end_of_turn_id, render_prompt
 from spade.models.policy import Completion
 from spade.rollout import Episode, GenRequest, Responder
 from spade.selfplay.agent_step import EnvPlays, PlayableEnv
-from spade.selfplay.config import RewardConfig, load_config
+from spade.selfplay.config import ConfigError, RewardConfig, load_config
 from spade.selfplay.design_step import Candidate
 from spade.selfplay.designer import DesignRequest
-from spade.selfplay.loop import SelfPlayRun, designer_samples
+from spade.selfplay.diversity import find_near_duplicate
+from spade.selfplay.loop import SelfPlayRun, designer_samples, known_designs
 from spade.selfplay.memory import EnvMemory
 from spade.selfplay.rewards import SkillEMA
 from spade.suites import freeze_suite
@@ -361,3 +362,16 @@ def test_each_ablation_and_reward_variant_runs_an_iteration(
         assert any("Source document" in p for p in prompts)
     if "no_memory" not in setting:
         assert any("Reference environment" in p for p in prompts)
+
+
+def test_a_design_that_repeats_a_known_warm_start_env_is_rejected(tmp_path: Path) -> None:
+    known = tmp_path / "designer.jsonl"
+    record = {"reply": f"```python\n{LENGTH_ENV}```", "mechanic": "length"}
+    known.write_text(json.dumps(record) + "\n")
+    [(name, source)] = known_designs(str(known))
+    assert name.startswith("known:") and "class LengthEnv" in source
+    renamed = LENGTH_ENV.replace("LengthEnv", "SizeEnv").replace("target", "goal")
+    duplicate = find_near_duplicate(renamed, [(name, source)])
+    assert duplicate is not None and duplicate.of == name
+    with pytest.raises(ConfigError, match="designer.known_designs"):
+        known_designs(str(tmp_path / "missing.jsonl"))
