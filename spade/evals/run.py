@@ -60,8 +60,20 @@ class BenchmarkRun:
 
 
 def load_presets(directory: Path = BENCHMARKS_DIR) -> dict[str, list[str]]:
+    """Each preset's benchmarks, in order (see `preset_sizes` for a preset's slice sizes)."""
+    return {name: list(members) for name, members in _raw_presets(directory).items()}
+
+
+def preset_sizes(preset: str | None, directory: Path = BENCHMARKS_DIR) -> dict[str, int | None]:
+    """The slice sizes a preset written as a mapping (`NAME: SIZE`) sets; a preset written as
+    a list sets none (each declaration's `slices.PRESET` applies)."""
+    members = _raw_presets(directory).get(preset or "", [])
+    return dict(members) if isinstance(members, dict) else {}
+
+
+def _raw_presets(directory: Path) -> dict[str, Any]:
     raw = yaml.safe_load((directory / PRESETS_FILE).read_text(encoding="utf-8"))
-    return {str(name): list(members) for name, members in raw.items()}
+    return {str(name): members for name, members in raw.items()}
 
 
 def resolve_benchmarks(
@@ -93,7 +105,13 @@ def choose_ids(
 ) -> list[str]:
     """The preset's (or --limit's) seeded slice; a benchmark may slice its own ids."""
     slices = declaration.slices
-    size = limit if limit is not None else getattr(slices, preset or "full", None)
+    sizes = preset_sizes(preset)
+    if limit is not None:
+        size = limit
+    elif declaration.name in sizes:
+        size = sizes[declaration.name]
+    else:
+        size = getattr(slices, preset or "full", None)
     pick = getattr(benchmark, "slice_ids", None)  # e.g. BFCL: an equal share per category
     if pick is not None:
         picked: list[str] = pick(all_ids, size, slices.seed)
