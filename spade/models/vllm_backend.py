@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -263,26 +262,26 @@ class VLLMPolicy:
 
     def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
         """Overwrite the engine's weights with `(name, tensor)` pairs named as in the Hugging
-        Face checkpoint (a full fine-tune's sync), then drop the prefix cache.
+        Face checkpoint, tied ones included (a full fine-tune's sync), then drop the prefix
+        cache.
 
         Goes through vLLM's `reload_weights`, which re-runs the loader's post-processing: on the
         CPU the linear layers hold repacked weights that a bare `model.load_weights` cannot
-        write. An engine core in another process gets the weights through a safetensors file.
+        write. Needs the engine core in this process (the CPU default; on a GPU set
+        VLLM_ENABLE_V1_MULTIPROCESSING=0, as TRL's colocate mode does); a managed server takes
+        weights with `VLLMServer.load_weights`.
         """
+        if not self.in_process:
+            raise EngineError(
+                "load_weights needs the engine core in this process: set "
+                "VLLM_ENABLE_V1_MULTIPROCESSING=0 before the engine starts"
+            )
         try:
-            if self.in_process:
-                self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
-            else:
-                self._reload_from_file(weights)
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         except Exception as exc:
             raise EngineError(f"vLLM could not load the new weights: {one_line(exc)}") from None
         self.llm.reset_prefix_cache()  # cached KV blocks came from the old weights
         self._weights_replaced = True
-
-    def _reload_from_file(self, weights: Iterable[tuple[str, Any]]) -> None:
-        with tempfile.TemporaryDirectory(prefix="spade-weights-") as scratch:
-            write_weights(weights, Path(scratch))
-            self.llm.collective_rpc("reload_weights", kwargs={"weights_path": scratch})
 
     def set_lora_adapter(self, path: str | Path | None) -> None:
         """Generate with the PEFT adapter saved at `path` from now on (None: the base model).
@@ -301,28 +300,6 @@ class VLLMPolicy:
             self._lora = LoRARequest(f"adapter-{lora_id}", lora_id, str(Path(path).resolve()))
         if previous is not None:
             self.llm.llm_engine.remove_lora(previous.lora_int_id)
-
-
-def write_weights(weights: Iterable[tuple[str, Any]], out_dir: Path) -> Path:
-    """`(name, tensor)` pairs as `out_dir/model.safetensors`, every name kept.
-
-    Tied weights stay under both names (safetensors refuses shared storage, so a repeat is
-    copied): vLLM's layer-wise reload keeps the old value of a layer the file lacks, and only
-    logs "Failed to load weights" (a tied lm_head.weight, as `save_pretrained` drops it).
-    """
-    from safetensors.torch import save_file
-
-    tensors: dict[str, Any] = {}
-    seen: set[int] = set()
-    for name, tensor in weights:
-        tensor = tensor.detach().cpu().contiguous()
-        pointer = tensor.data_ptr()
-        tensors[name] = tensor.clone() if pointer in seen else tensor
-        seen.add(pointer)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "model.safetensors"
-    save_file(tensors, str(path))
-    return path
 
 
 def check_logprobs_request(sampling: SamplingParams) -> None:

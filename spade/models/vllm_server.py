@@ -39,7 +39,7 @@ from typing import IO, Any
 
 from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
 from spade.models.policy import PolicyError, PolicyInfo
-from spade.models.vllm_backend import VLLMConfig, cpu_environment, on_cpu, write_weights
+from spade.models.vllm_backend import VLLMConfig, cpu_environment, on_cpu
 from spade.models.weights import weights_sha256
 
 HOST = "127.0.0.1"
@@ -261,7 +261,7 @@ class VLLMServer:
 
     def reload_weights(self, weights_dir: str | Path) -> None:
         """Replace the served weights with the safetensors in `weights_dir` (HF names; every
-        weight, tied ones included: see `vllm_backend.write_weights`)."""
+        weight, tied ones included: see `write_weights`)."""
         if not self.config.weight_reload:
             raise ServerError("this server was started without weight_reload: set it to "
                               "reload full weights")  # fmt: skip
@@ -327,6 +327,28 @@ def engine_flags(args: dict[str, Any]) -> list[str]:
         elif value is not None:
             flags += [flag, str(value)]
     return flags
+
+
+def write_weights(weights: Iterable[tuple[str, Any]], out_dir: Path) -> Path:
+    """`(name, tensor)` pairs as `out_dir/model.safetensors`, every name kept.
+
+    Tied weights stay under both names (safetensors refuses shared storage, so a repeat is
+    copied): vLLM's layer-wise reload keeps the old value of a layer the file lacks, and only
+    logs "Failed to load weights" (a tied lm_head.weight, as `save_pretrained` drops it).
+    """
+    from safetensors.torch import save_file
+
+    tensors: dict[str, Any] = {}
+    seen: set[int] = set()
+    for name, tensor in weights:
+        tensor = tensor.detach().cpu().contiguous()
+        pointer = tensor.data_ptr()
+        tensors[name] = tensor.clone() if pointer in seen else tensor
+        seen.add(pointer)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "model.safetensors"
+    save_file(tensors, str(path))
+    return path
 
 
 def free_port() -> int:

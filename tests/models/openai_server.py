@@ -1,18 +1,20 @@
 """A small OpenAI-compatible chat completions server on 127.0.0.1 that answers with a real Policy.
 
-Test infrastructure: the remote APIs the HTTP backend talks to (vllm serve, llama.cpp, ...)
-are outside our control and need a GPU or binaries we do not have here, so this stands in
-for them on the wire. Only the HTTP layer is ours; the completions come from the real
-transformers backend, so a round trip through it is a real generation. It speaks the
-subset of the API the backend uses (non-streaming /v1/chat/completions, GET /v1/models), can
-answer the first N requests with 503 to exercise retries, and records every request body.
+Test infrastructure, kept where the real server cannot stand in: a generic OpenAI-compatible
+server (a hosted API, llama.cpp) that reports no token ids, answers the first N requests with
+503 on demand (retries), and parses tool calls. The real `vllm serve` (CPU build) is tested in
+test_vllm_server.py. Only the HTTP layer is ours; the completions come from the real
+transformers backend, so a round trip through it is a real generation. It speaks the subset
+of the API the backend uses (non-streaming /v1/chat/completions, GET /v1/models; no
+/version, so clients take it for a generic server) and records every request body.
 
 Given the base model's directory it also speaks vLLM's runtime-LoRA protocol (what a server
 started with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True answers):
 POST /v1/load_lora_adapter {"lora_name", "lora_path"} loads a peft adapter on top of the base
 weights under that name (400 if the name is taken), POST /v1/unload_lora_adapter
 {"lora_name"} drops it (404 if unknown), and a request whose "model" is an adapter's name is
-answered by base + adapter. An unknown model name is a 404, as on vLLM.
+answered by base + adapter. An unknown model name is a 404, as on vLLM. (tests/selfplay use
+these routes until training runs against the managed vllm serve.)
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The OpenAI-compatible HTTP backend, round trip through a local server backed by smollm2.
 
-The server (tests/models/openai_server.py) is a stand-in for remote APIs we do not control
-(vllm serve, llama.cpp server); its answers come from the real transformers backend.
+The server (tests/models/openai_server.py) stands in for generic OpenAI-compatible servers we do
+not control (hosted APIs, llama.cpp): chat only, no token ids, 503s on demand. Its answers come
+from the real transformers backend. The real vllm serve is tested in test_vllm_server.py.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from spade.models import (
     TransformersPolicy,
 )
 from spade.models.openai_backend import _completion
+from spade.models.policy import TokenPrompt
 from tests.models.conftest import GREEDY, QUESTIONS, user
 from tests.models.openai_server import ChatCompletionsServer
 
@@ -63,6 +65,16 @@ def test_request_carries_sampling_tools_and_per_request_seeds(
     assert first["tools"] == [tool] and "tools" not in second
     assert (first["seed"], second["seed"]) == (10, 11)
     assert all(c.logprobs and len(c.logprobs) == c.completion_tokens for c in out)
+
+
+def test_a_generic_server_gives_no_token_ids_and_takes_no_token_prompts(
+    server: ChatCompletionsServer,
+) -> None:
+    remote = OpenAIPolicy("smollm2-135m", server.base_url)
+    [out] = remote.generate([user("Hi")], SamplingParams(max_new_tokens=2))
+    assert remote.server == "openai" and out.token_ids is None and out.prompt_token_ids is None
+    with pytest.raises(ValueError, match="is not a vLLM server: token prompts need one"):
+        remote.generate([TokenPrompt((1, 2, 3))], GREEDY)
 
 
 def test_max_tokens_maps_to_length(server: ChatCompletionsServer) -> None:
