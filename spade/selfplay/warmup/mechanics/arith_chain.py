@@ -1,0 +1,112 @@
+"""A chain of arithmetic steps revealed one at a time; each intermediate result is checked.
+
+Code fragments are raw strings holding the generated code verbatim, with `$slots`.
+"""
+
+from __future__ import annotations
+
+import random
+
+from spade.selfplay.warmup.content import Content
+from spade.selfplay.warmup.mechanics._parts import (
+    Target,
+    class_name,
+    docstring,
+    fill,
+    imports,
+    literal,
+    reader,
+    say,
+)
+
+_SOURCE = r"""$doc$imports
+
+
+class $cls:
+    metadata = $metadata
+    max_turns = $turns
+
+    def reset(self, seed=None):
+        rng = random.Random(seed)
+        self.start = value = rng.choice($starts)
+        self.ops, self.answers = [], []
+        for _ in range($steps):
+$pick
+            self.ops.append(f"{op} {k}")
+            self.answers.append(value)
+        self.done = self.turns = 0
+        return $intro, {}
+
+    def step(self, action):
+        self.turns += 1
+$read
+        if text == str(self.answers[self.done]):
+            self.done += 1
+            if self.done == $steps:
+                return $win, 1.0, True, False, {}
+            note = $right
+        else:
+            note = $wrong
+        return note, $score, self.turns >= self.max_turns, False, {}
+
+    def solution(self):
+        return [$answer for n in self.answers]
+
+    def close(self):
+        pass
+"""
+
+_PICKS = (
+    r"""            op, k = rng.choice("+-*"), rng.randint(2, $top)
+            if op == "-" and k > value:
+                op = "+"
+            value = value + k if op == "+" else value - k if op == "-" else value * k""",
+    r"""            op, k = rng.choice(["add", "minus", "times"]), rng.randint(2, $top)
+            if op == "minus" and k > value:
+                op = "add"
+            value = {"add": value + k, "minus": value - k, "times": value * k}[op]""",
+)
+_INTROS = (
+    r'f"Start at {self.start}. Answer each running result as \\boxed{{N}}. Step 1: {self.ops[0]}"',
+    r'f"$what begins at {self.start}. Apply {self.ops[0]} and reply \\boxed{{result}}."',
+)
+
+
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    steps = int(target.pick(3, 4, 5))
+    starts = [n for n in content.numbers if n < 1000][:3] or [rng.randint(2, 60) for _ in range(3)]
+    read = reader(rng)
+    return fill(
+        _SOURCE,
+        doc=docstring(rng, "Step-by-step arithmetic with checks.", "A running-total chain."),
+        imports=imports("random", *(["re"] if read.imports_re else [])),
+        cls=class_name(content, rng.choice(["Chain", "Steps", "Tally", "Count"])),
+        metadata=target.metadata(),
+        turns=steps + int(target.pick(4, 3, 2)),
+        starts=literal(starts),
+        steps=steps,
+        pick=rng.choice(_PICKS),
+        top=int(target.pick(5, 9, 12)),
+        intro=rng.choice(_INTROS),
+        what=content.label(),
+        read=read.lines,
+        win=say(rng, '"All steps right!"', '"Chain complete."', '"Correct to the end."'),
+        right=say(
+            rng, 'f"Right. Next: {self.ops[self.done]}"', 'f"Yes. Now {self.ops[self.done]}."'
+        ),
+        wrong=say(rng, 'f"No. Redo: {self.ops[self.done]}"', '"Wrong, try again."'),
+        score=say(
+            rng, f"self.done / {steps + 1}", f"{rng.choice([0.9, 0.8])} * self.done / {steps}"
+        ),
+        answer=say(rng, r'f"\\boxed{{{n}}}"', r'"\\boxed{%d}" % n'),
+    )
+
+
+HINTS = (
+    "Work one step at a time: apply the operation to your previous result, double-check the "
+    "arithmetic, and answer only that intermediate value.",
+    "Keep the running value written down and update it with each new operation; a wrong "
+    "answer usually comes from using the start value instead of the latest result.",
+    "Multiply and subtract carefully from the latest correct result; the next operation only "
+    "appears after the current answer is accepted.",
+)

@@ -1,0 +1,122 @@
+"""Walk a grid to a hidden cell; each move reports the distance (or warmer/colder).
+
+Code fragments are raw strings holding the generated code verbatim, with `$slots`.
+"""
+
+from __future__ import annotations
+
+import random
+
+from spade.selfplay.warmup.content import Content
+from spade.selfplay.warmup.mechanics._parts import (
+    Target,
+    class_name,
+    docstring,
+    fill,
+    imports,
+    reader,
+    say,
+)
+
+_SOURCE = r"""$doc$imports
+
+class $cls:
+    metadata = $metadata
+    max_turns = $turns
+
+    def reset(self, seed=None):
+        rng = random.Random(seed)
+        self.goal = (rng.randrange($size), rng.randrange(1, $size))
+$state
+        return $intro, {}
+
+    def step(self, action):
+        self.turns += 1
+$read
+        self.r = min($last, max(0, self.r + (text == $d_word) - (text == $u_word)))
+        self.c = min($last, max(0, self.c + (text == $r_word) - (text == $l_word)))
+        dist = abs(self.r - self.goal[0]) + abs(self.c - self.goal[1])
+        if dist == 0:
+            return $win, 1.0, True, False, {}
+$feedback
+        return note, $score, self.turns >= self.max_turns, False, {}
+
+    def solution(self):
+        return [$down] * self.goal[0] + [$right] * self.goal[1]
+
+    def close(self):
+        pass
+"""
+
+_MOVE_SETS = (("up", "down", "left", "right"), ("north", "south", "west", "east"),
+              ("n", "s", "w", "e"))  # fmt: skip
+# Distance feedback with the best closeness as reward, or warmer/colder with the current one.
+_FEEDBACKS = (
+    (
+        "        self.r = self.c = self.turns = self.best = 0",
+        r"""        self.best = max(self.best, round($cap - $cap * dist / $span, 3))
+        note = $distance_note""",
+        "self.best",
+    ),
+    (
+        "        self.r = self.c = self.turns = 0\n        self.dist = $span",
+        '        note = "Warmer." if dist < self.dist else '
+        '"Colder." if dist > self.dist else "Same."\n'
+        "        self.dist = dist",
+        "round($cap - $cap * dist / $span, 3)",
+    ),
+)
+_INTROS = (
+    r'"The $thing hides on a $size x $size grid; you start at (0, 0). Send \\boxed{$u} etc."',
+    r'"Find the $thing: rows/cols 0-$last, start (0, 0). Moves: \\boxed{$moves_list}."',
+)
+
+
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    size = int(target.pick(4, 5, 6))
+    up, down, left, right = rng.choice(_MOVE_SETS)
+    thing = (content.items(1) or ("treasure",))[0]
+    read = reader(rng)
+    state, feedback, score = rng.choice(_FEEDBACKS)
+    return fill(
+        _SOURCE,
+        doc=docstring(
+            rng, "Find a hidden cell from distance feedback.", f"Search for the {thing}."
+        ),
+        imports=imports("random", *(["re"] if read.imports_re else [])),
+        cls=class_name(content, rng.choice(["Grid", "Walk", "Map", "Trail"])),
+        metadata=target.metadata(),
+        turns=2 * size + int(target.pick(4, 2, 0)),
+        size=size,
+        last=size - 1,
+        span=2 * size - 2,
+        state=state,
+        intro=rng.choice(_INTROS),
+        thing=thing,
+        u=up,
+        moves_list="|".join([up, down, left, right]),
+        read=read.lines,
+        win=say(rng, '"Found it!"', f'"You reached the {thing}!"'),
+        feedback=feedback,
+        distance_note=say(
+            rng, 'f"At ({self.r}, {self.c}), distance {dist}."', 'f"{dist} steps away."'
+        ),
+        score=score,
+        cap=rng.choice([0.9, 0.8]),
+        u_word=f'"{up}"',
+        d_word=f'"{down}"',
+        l_word=f'"{left}"',
+        r_word=f'"{right}"',
+        down=rf'"\\boxed{{{down}}}"',
+        right=rf'"\\boxed{{{right}}}"',
+    )
+
+
+HINTS = (
+    "Move along one axis until the distance stops shrinking, then switch to the other axis; "
+    "a move that increases the distance points the wrong way.",
+    "Compare the feedback before and after every move: getting closer means keep going, "
+    "getting farther means turn back and try another direction.",
+    "Do not wander: probe one direction, read how the feedback changes, and keep walking the "
+    "way that brings you nearer until you stand on the hidden cell.",
+)

@@ -1,0 +1,117 @@
+"""Memory game: face-down cards hold document terms in pairs; flip two at a time.
+
+Code fragments are raw strings holding the generated code verbatim, with `$slots`.
+"""
+
+from __future__ import annotations
+
+import random
+
+from spade.selfplay.warmup.content import Content
+from spade.selfplay.warmup.mechanics._parts import (
+    Target,
+    class_name,
+    docstring,
+    fill,
+    imports,
+    literal,
+    reader,
+    say,
+)
+
+_SOURCE = r"""$doc$imports
+
+TERMS = $terms
+
+
+class $cls:
+    metadata = $metadata
+    max_turns = $turns
+
+    def reset(self, seed=None):
+        rng = random.Random(seed)
+        self.cards = rng.sample(TERMS, $pairs) * 2
+        rng.shuffle(self.cards)
+        self.found, self.turns = [], 0
+        return $intro, {}
+
+    def step(self, action):
+        self.turns += 1
+$read
+$flip
+        if len(self.found) == $cards:
+            return $win, 1.0, True, False, {}
+        return note, $score, self.turns >= self.max_turns, False, {}
+
+    def solution(self):
+        moves = []
+        for term in dict.fromkeys(self.cards):
+            i = self.cards.index(term)
+            moves.append(f"\\boxed{{{i} {self.cards.index(term, i + 1)}}}")
+        return moves
+
+    def close(self):
+        pass
+"""
+
+_FLIPS = (
+    r'''        picks = [int(p) for p in text.split() if p.isdigit() and int(p) < $cards]
+        if len(picks) != 2 or picks[0] == picks[1]:
+            note = $invalid
+        else:
+            a, b = (self.cards[p] for p in picks)
+            if a == b and picks[0] not in self.found:
+                self.found += picks
+            note = f"{a} / {b}"''',
+    r'''        parts = text.replace(",", " ").split()
+        if len(parts) != 2 or not all(p.isdigit() and int(p) < $cards for p in parts):
+            note = $invalid
+        else:
+            i, j = int(parts[0]), int(parts[1])
+            same = i != j and self.cards[i] == self.cards[j]
+            if same and i not in self.found:
+                self.found += [i, j]
+            note = f"{i}: {self.cards[i]}, {j}: {self.cards[j]}"''',
+)
+_INTROS = (
+    r'"Cards 0-$last hide $pairs pairs. Flip two: \\boxed{i j}."',
+    r'"Find the $pairs pairs among cards 0..$last with \\boxed{i j}."',
+)
+
+
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    pairs = int(target.pick(3, 4, 5))
+    terms = list(content.items(pairs + 2))
+    read = reader(rng)
+    return fill(
+        _SOURCE,
+        doc=docstring(rng, "Find matching pairs of cards.", "A memory game."),
+        imports=imports("random", *(["re"] if read.imports_re else [])),
+        terms=literal(terms),
+        cls=class_name(content, rng.choice(["Pairs", "Memory", "Match", "Cards"])),
+        metadata=target.metadata(),
+        turns=2 * pairs + int(target.pick(4, 3, 2)),
+        pairs=pairs,
+        cards=2 * pairs,
+        last=2 * pairs - 1,
+        intro=rng.choice(_INTROS),
+        read=read.lines,
+        flip=rng.choice(_FLIPS),
+        invalid=say(rng, r'"Send \\boxed{i j}."', '"Invalid flip."'),
+        win=say(rng, '"All pairs found!"', '"Board cleared!"', '"You matched them all."'),
+        score=say(
+            rng,
+            f"len(self.found) / {2 * pairs}",
+            f"{rng.choice([0.9, 0.8])} * len(self.found) / {2 * pairs}",
+        ),
+    )
+
+
+HINTS = (
+    "Remember every card you have seen. Flip unknown cards until one matches a card you "
+    "remember, then flip that known pair together.",
+    "Never flip two cards you have already seen unless they match; spend each turn either "
+    "claiming a known pair or revealing new cards.",
+    "Keep a mental map of positions and their words; a match is claimed by flipping both of "
+    "its positions in one turn.",
+)
