@@ -56,6 +56,10 @@ class DesignerDataConfig:
     """Seeds of the validator run and of the hint leak check (the loop's `check_seeds`)."""
     reference_share: float = 0.6
     """Share of prompts that show memory references (1 or 2 other generated envs)."""
+    reference_counts: tuple[int, ...] = (1, 2, 2)
+    """How many references such a prompt shows, drawn uniformly from this tuple (the loop
+    shows `memory.references`, 2 by default; a 2-reference prompt with a 300-word document
+    is ~2,300 tokens with its reply, a prompt without references ~1,300)."""
     unmeasured_share: float = 0.25
     """Of the references, the share shown as cold-start 'reference examples' (no stats)."""
     negative_share: float = 0.3
@@ -292,7 +296,7 @@ def _memory(
     if others and rng.random() < config.reference_share:
         distinct = [o for o in others
                     if find_near_duplicate(env.source, [("ref", o.source)]) is None]  # fmt: skip
-        for other in rng.sample(distinct, min(len(distinct), rng.choice([1, 2, 2]))):
+        for other in rng.sample(distinct, min(len(distinct), rng.choice(config.reference_counts))):
             text = excerpt(other.source, config.excerpt_chars)
             if rng.random() < config.unmeasured_share:
                 references.append(Reference(text, None, None))

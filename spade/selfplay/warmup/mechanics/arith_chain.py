@@ -34,20 +34,13 @@ class $cls:
 $pick
             self.ops.append(f"{op} {k}")
             self.answers.append(value)
-        self.done = self.turns = 0
+        self.done = self.turns = $counters
         return $intro, {}
 
     def step(self, action):
         self.turns += 1
 $read
-        if text == str(self.answers[self.done]):
-            self.done += 1
-            if self.done == $steps:
-                return $win, 1.0, True, False, {}
-            note = $right
-        else:
-            note = $wrong
-        return note, $score, self.turns >= self.max_turns, False, {}
+$check
 
     def solution(self):
         return [$answer for n in self.answers]
@@ -56,6 +49,29 @@ $read
         pass
 """
 
+# A wrong answer is asked again (the budget runs out), or recorded and the chain moves on
+# (the episode ends after the last step with the share answered right).
+_CHECKS = (
+    (
+        "0",
+        r"""        if text == str(self.answers[self.done]):
+            self.done += 1
+            if self.done == $steps:
+                return $win, 1.0, True, False, {}
+            note = $right
+        else:
+            note = $wrong
+        return note, $score, self.turns >= self.max_turns, False, {}""",
+    ),
+    (
+        "self.right = 0",
+        r"""        self.right += text == str(self.answers[self.done])
+        self.done += 1
+        if self.done == $steps:
+            return $end_note, self.right / $steps, True, False, {}
+        return $moved_note, $moved_score, self.turns >= self.max_turns, False, {}""",
+    ),
+)
 _PICKS = (
     r"""            op, k = rng.choice("+-*"), rng.randint(2, $top)
             if op == "-" and k > value:
@@ -76,13 +92,27 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
     steps = int(target.pick(3, 4, 5))
     starts = [n for n in content.numbers if n < 1000][:3] or [rng.randint(2, 60) for _ in range(3)]
     read = reader(rng)
+    counters, check = rng.choice(_CHECKS)
+    moves_on = counters != "0"
     return fill(
         _SOURCE,
         doc=docstring(rng, "Step-by-step arithmetic with checks.", "A running-total chain."),
         imports=imports("random", *(["re"] if read.imports_re else [])),
         cls=class_name(content, rng.choice(["Chain", "Steps", "Tally", "Count"])),
         metadata=target.metadata(),
-        turns=steps + int(target.pick(4, 3, 2)),
+        turns=steps if moves_on else steps + int(target.pick(4, 3, 2)),
+        counters=counters,
+        check=check,
+        end_note=say(
+            rng, 'f"Done: {self.right} of $steps right."', 'f"Score {self.right}/$steps."'
+        ),
+        moved_note=say(
+            rng,
+            'f"Noted. Next: {self.ops[self.done]}"',
+            "f\"{'Right' if text == str(self.answers[self.done - 1]) else 'Wrong'}. "
+            'Now {self.ops[self.done]}"',
+        ),
+        moved_score=f"{rng.choice([0.9, 0.8])} * self.right / {steps}",
         starts=literal(starts),
         steps=steps,
         pick=rng.choice(_PICKS),

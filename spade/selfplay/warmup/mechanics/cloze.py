@@ -32,12 +32,11 @@ class $cls:
         rng = random.Random(seed)
         self.text = rng.choice(list(CLOZES))
         self.word = rng.choice(CLOZES[self.text])
-        self.shown, self.turns = set(), 0
+$state
         return $intro, {}
 
     def _masked(self):
-        blank = "".join(c if c in self.shown else "_" for c in self.word)
-        return self.text.replace(self.word, blank)
+$masked
 
     def step(self, action):
         self.turns += 1
@@ -46,8 +45,7 @@ $read
         if guess == self.word.lower():
             return $win, 1.0, True, False, {}
 $letter
-        score = $cap * len(self.shown & set(self.word)) / len(set(self.word))
-        return note, score, self.turns >= self.max_turns, False, {}
+        return note, $score, self.turns >= self.max_turns, False, {}
 
     def solution(self):
         return [$answer]
@@ -56,16 +54,33 @@ $letter
         pass
 """
 
+# Revealed letters as a set of guessed letters, or as the word's pattern itself.
+_STATES = (
+    (
+        "        self.shown, self.turns = set(), 0",
+        r"""        blank = "".join(c if c in self.shown else "_" for c in self.word)
+        return self.text.replace(self.word, blank)""",
+        "$cap * len(self.shown & set(self.word)) / len(set(self.word))",
+        "self.shown.add(guess)",
+    ),
+    (
+        r"""        self.pattern = ["_"] * len(self.word)
+        self.turns = 0""",
+        '        return self.text.replace(self.word, "".join(self.pattern))',
+        '$cap * (1 - self.pattern.count("_") / len(self.word))',
+        r"""self.pattern = [c if c == guess else p for c, p in zip(self.word, self.pattern)]""",
+    ),
+)
 _LETTERS = (
     r"""        if len(guess) == 1 and guess.isalpha():
-            self.shown.add(guess)
+            $reveal
             note = $hit_note
         else:
             note = "Not the word. " + self._masked()""",
     r"""        if len(guess) != 1:
             note = $miss_note
         else:
-            self.shown.add(guess)
+            $reveal
             note = self._masked()""",
 )
 _INTROS = (
@@ -95,6 +110,7 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
     if len(clozes) < 2:
         clozes = _clozes(content, 6)
     read = reader(rng)
+    state, masked, score, reveal = rng.choice(_STATES)
     return fill(
         _SOURCE,
         doc=docstring(rng, "Find a masked word from context.", "Hangman on a sentence."),
@@ -107,6 +123,10 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
         read=read.lines,
         win=say(rng, '"Correct!"', '"That is the word."', '"Solved!"'),
         letter=rng.choice(_LETTERS),
+        state=state,
+        masked=masked,
+        score=score,
+        reveal=reveal,
         hit_note=say(rng, "self._masked()", 'f"{self._masked()} ({guess!r} tried)"'),
         miss_note=say(rng, '"Wrong word. " + self._masked()', 'f"No. {self._masked()}"'),
         cap=rng.choice([0.9, 0.8, 0.6]),

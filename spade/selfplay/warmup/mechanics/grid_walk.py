@@ -26,23 +26,22 @@ class $cls:
 
     def reset(self, seed=None):
         rng = random.Random(seed)
-        self.goal = (rng.randrange($size), rng.randrange(1, $size))
+        $goal = rng.randrange($size), rng.randrange(1, $size)
 $state
         return $intro, {}
 
     def step(self, action):
         self.turns += 1
 $read
-        self.r = min($last, max(0, self.r + (text == $d_word) - (text == $u_word)))
-        self.c = min($last, max(0, self.c + (text == $r_word) - (text == $l_word)))
-        dist = abs(self.r - self.goal[0]) + abs(self.c - self.goal[1])
+$move
+        dist = $dist
         if dist == 0:
             return $win, 1.0, True, False, {}
 $feedback
         return note, $score, self.turns >= self.max_turns, False, {}
 
     def solution(self):
-        return [$down] * self.goal[0] + [$right] * self.goal[1]
+        return [$down] * $g0 + [$right] * $g1
 
     def close(self):
         pass
@@ -66,6 +65,19 @@ _FEEDBACKS = (
         "round($cap - $cap * dist / $span, 3)",
     ),
 )
+# Moves as arithmetic on comparisons, or spelled out.
+_MOVES = (
+    r"""        self.r = min($last, max(0, self.r + (text == $d_word) - (text == $u_word)))
+        self.c = min($last, max(0, self.c + (text == $r_word) - (text == $l_word)))""",
+    r"""        if text == $u_word:
+            self.r = max(0, self.r - 1)
+        elif text == $d_word:
+            self.r = min($last, self.r + 1)
+        elif text == $l_word:
+            self.c = max(0, self.c - 1)
+        elif text == $r_word:
+            self.c = min($last, self.c + 1)""",
+)
 _INTROS = (
     r'"The $thing hides on a $size x $size grid; you start at (0, 0). Send \\boxed{$u} etc."',
     r'"Find the $thing: rows/cols 0-$last, start (0, 0). Moves: \\boxed{$moves_list}."',
@@ -78,6 +90,9 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
     thing = (content.items(1) or ("treasure",))[0]
     read = reader(rng)
     state, feedback, score = rng.choice(_FEEDBACKS)
+    manhattan = rng.random() < 0.6  # else the king-move distance: max of the two offsets
+    goal, g0, g1 = rng.choice([("self.goal", "self.goal[0]", "self.goal[1]"),
+                               ("self.gr, self.gc", "self.gr", "self.gc")])  # fmt: skip
     return fill(
         _SOURCE,
         doc=docstring(
@@ -89,7 +104,16 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
         turns=2 * size + int(target.pick(4, 2, 0)),
         size=size,
         last=size - 1,
-        span=2 * size - 2,
+        span=2 * size - 2 if manhattan else size - 1,
+        dist=(
+            f"abs(self.r - {g0}) + abs(self.c - {g1})"
+            if manhattan
+            else f"max(abs(self.r - {g0}), abs(self.c - {g1}))"
+        ),  # fmt: skip
+        goal=goal,
+        g0=g0,
+        g1=g1,
+        move=rng.choice(_MOVES),
         state=state,
         intro=rng.choice(_INTROS),
         thing=thing,

@@ -46,18 +46,29 @@ $swap
         return $feedback, $score, self.turns >= self.max_turns, False, {}
 
     def solution(self):
-        row, moves = list(self.row), []
-        for i, item in enumerate(self.goal):
-            j = row.index(item)
-            if j != i:
-                row[i], row[j] = row[j], row[i]
-                moves.append(f"\\boxed{{swap {i} {j}}}")
-        return moves
+$solve
 
     def close(self):
         pass
 """
 
+# Selection sort towards the goal, written two ways.
+_SOLVES = (
+    r"""        row, moves = list(self.row), []
+        for i, item in enumerate(self.goal):
+            j = row.index(item)
+            if j != i:
+                row[i], row[j] = row[j], row[i]
+                moves.append(f"\\boxed{{swap {i} {j}}}")
+        return moves""",
+    r"""        row, moves = list(self.row), []
+        for i in range($count):
+            j = row.index(self.goal[i], i)
+            if j > i:
+                row[i], row[j] = row[j], row[i]
+                moves.append("\\boxed{swap %d %d}" % (i, j))
+        return moves""",
+)
 _GOALS = {
     "alphabetical": "        self.goal = sorted(rng.sample($items, $count))",
     "numeric": "        self.goal = sorted(rng.sample($items, $count))",
@@ -111,6 +122,7 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
         rule=_RULES[order],
         read=read.lines,
         swap=rng.choice(_SWAPS),
+        solve=rng.choice(_SOLVES),
         win=say(rng, '"Sorted!"', '"All in order."', '"Done: correct order."'),
         feedback=feedback,
         score=say(rng, f"{rng.choice([0.9, 0.8])} * right / {count}", f"right / {count + 1}"),

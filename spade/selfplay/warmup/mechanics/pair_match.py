@@ -30,8 +30,7 @@ class $cls:
 
     def reset(self, seed=None):
         rng = random.Random(seed)
-        self.cards = rng.sample(TERMS, $pairs) * 2
-        rng.shuffle(self.cards)
+$deal
         self.found, self.turns = [], 0
         return $intro, {}
 
@@ -44,16 +43,29 @@ $flip
         return note, $score, self.turns >= self.max_turns, False, {}
 
     def solution(self):
-        moves = []
-        for term in dict.fromkeys(self.cards):
-            i = self.cards.index(term)
-            moves.append(f"\\boxed{{{i} {self.cards.index(term, i + 1)}}}")
-        return moves
+$solve
 
     def close(self):
         pass
 """
 
+_DEALS = (
+    r"""        self.cards = rng.sample(TERMS, $pairs) * 2
+        rng.shuffle(self.cards)""",
+    r"""        chosen = rng.sample(TERMS, $pairs)
+        self.cards = rng.sample(chosen + chosen, $cards)""",
+)
+_SOLVES = (
+    r"""        moves = []
+        for term in dict.fromkeys(self.cards):
+            i = self.cards.index(term)
+            moves.append(f"\\boxed{{{i} {self.cards.index(term, i + 1)}}}")
+        return moves""",
+    r"""        where = {}
+        for i, term in enumerate(self.cards):
+            where.setdefault(term, []).append(i)
+        return ["\\boxed{%d %d}" % tuple(pair) for pair in where.values()]""",
+)
 _FLIPS = (
     r'''        picks = [int(p) for p in text.split() if p.isdigit() and int(p) < $cards]
         if len(picks) != 2 or picks[0] == picks[1]:
@@ -97,6 +109,8 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
         intro=rng.choice(_INTROS),
         read=read.lines,
         flip=rng.choice(_FLIPS),
+        deal=rng.choice(_DEALS),
+        solve=rng.choice(_SOLVES),
         invalid=say(rng, r'"Send \\boxed{i j}."', '"Invalid flip."'),
         win=say(rng, '"All pairs found!"', '"Board cleared!"', '"You matched them all."'),
         score=say(
