@@ -148,11 +148,20 @@ def build_designer_data(
     stats = stats if stats is not None else BuildStats()
     envs: list[_Env] = []
     order: list[Mechanic] = []
+    misses = 0  # attempts in a row that kept nothing
     bar = tqdm(total=n, desc="designer data", unit="env", disable=not progress)
     while len(envs) < n:
         if not order:
             order = rng.sample(MECHANICS, len(MECHANICS))
         env = _make_env(order.pop(), corpus, rng, sandbox, config, count_tokens, envs, stats)
+        misses = 0 if env is not None else misses + 1
+        if misses > 4 * len(MECHANICS):
+            bar.close()
+            raise RuntimeError(
+                f"designer data: no env kept in {misses} attempts in a row (kept {len(envs)} of "
+                f"{n}); last invalid sources: {stats.failures[-3:] or 'none'}; check the sandbox "
+                f"and that corpus {corpus.name!r} has documents with words and numbers"
+            )
         if env is not None:
             envs.append(env)
             bar.update()
