@@ -134,6 +134,9 @@ def build_trainer(
         bf16=torch.cuda.is_available(),
         dataloader_num_workers=0,
         disable_tqdm=False,
+        # Batches of similar lengths: episodes run 300-3000 tokens, and padding a batch to its
+        # longest member would double the compute of a random mix.
+        train_sampling_strategy="group_by_length",
     )
     peft_config = None
     if config.lora:
