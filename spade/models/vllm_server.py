@@ -151,6 +151,9 @@ class VLLMServer:
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
+        # The in-process backend sets this to 0 for this process; the server's engine core
+        # runs in processes of its own, as `vllm serve` expects.
+        env.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
         if on_cpu():
             for key, value in cpu_environment().items():
                 env.setdefault(key, value)
