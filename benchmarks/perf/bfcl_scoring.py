@@ -1,6 +1,7 @@
 """BFCL multi-turn scoring throughput: spade's `bfcl` runner vs bfcl-eval's checker directly.
 
 Run: python benchmarks/perf/bfcl_scoring.py [--data-dir ../shared/data] [--repeats 3] [--json]
+     [--sandbox auto|bwrap|docker|unsafe-process]
 
 All 800 entries, the ground truth as predictions (every entry passes, so every turn is
 executed and checked; failing entries stop at their first bad turn and are cheaper).
@@ -8,10 +9,11 @@ Measures, in entries per second (median of the repeats):
 1. bfcl-eval directly: a fresh interpreter that loads the files and calls
    `multi_turn_checker` per entry, as bfcl-eval's own evaluation does (the baseline);
 2. the runner: `BfclBenchmark.run` with a `Predictions`, i.e. what
-   `spade-eval --predictions` does: checks, then the checker in the backend worker process,
-   worker start included;
+   `spade-eval --predictions` does: checks, then the checker in the backend worker, which
+   runs in the sandbox (`--sandbox`, default auto: bubblewrap, else docker), worker start
+   included;
 3. `backends.score` in this process: the same guard + checker + clean-up without the worker,
-   to show what the process boundary costs (or saves);
+   to show what the sandboxed process boundary costs (or saves);
 and the round trip of one executed step (`pwd()`) through the worker vs in-process, which
 is what the inference loop pays per step on top of generation.
 """
@@ -34,6 +36,7 @@ from spade.evals.bfcl.executor import BackendSession, BackendWorker
 from spade.evals.bfcl.runner import BfclBenchmark
 from spade.evals.declarations import declarations
 from spade.rollout import Predictions
+from spade.sandbox import BACKEND_NAMES, SandboxConfig, backend_name, configure
 
 BASELINE = textwrap.dedent("""
     import json, sys, time
@@ -111,7 +114,12 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--sandbox", default="auto", choices=BACKEND_NAMES,
+                        help="where the runner's backend worker runs")  # fmt: skip
     args = parser.parse_args()
+    configure(SandboxConfig(backend=args.sandbox))
+    sandbox = backend_name()
+    runner_label = f"spade bfcl runner (--predictions path, worker in {sandbox} sandbox)"
     bench = BfclBenchmark(declarations()["bfcl_v4_multi_turn"])
     folder = (args.data_dir / "bfcl") if args.data_dir else None
     if folder is None:
@@ -121,9 +129,7 @@ def main() -> None:
     bench.entries(args.data_dir)  # loading is not scoring
     measures = {
         "bfcl-eval multi_turn_checker, direct (fresh process)": lambda: baseline_rate(folder),
-        "spade bfcl runner (--predictions path, worker process)": lambda: runner_rate(
-            bench, args.data_dir
-        ),
+        runner_label: lambda: runner_rate(bench, args.data_dir),
         "spade backends.score in-process (no worker)": lambda: in_process_rate(
             bench, args.data_dir
         ),
@@ -134,7 +140,8 @@ def main() -> None:
             rates[name].append(measure())
     worker_ms, local_ms = step_ms(bench, args.data_dir, 200)
     if args.json:
-        print(json.dumps({"entries_per_s": {k: statistics.median(v) for k, v in rates.items()},
+        print(json.dumps({"sandbox": sandbox,
+                          "entries_per_s": {k: statistics.median(v) for k, v in rates.items()},
                           "step_ms": {"worker": worker_ms, "in_process": local_ms}}))  # fmt: skip
         return
     base = statistics.median(rates["bfcl-eval multi_turn_checker, direct (fresh process)"])
@@ -143,7 +150,7 @@ def main() -> None:
     print("BFCL v4 multi-turn, 800 entries, ground truth as predictions")
     print(tabulate(rows, headers=["scoring", "entries/s", "vs bfcl-eval"], tablefmt="github"))
     print(
-        f"\none executed step (pwd()): {worker_ms:.3f} ms through the worker, "
+        f"\none executed step (pwd()): {worker_ms:.3f} ms through the sandboxed worker, "
         f"{local_ms:.3f} ms in-process"
     )
 

@@ -8,6 +8,7 @@ from spade.sandbox.config import (
     configure,
     default_config,
 )
+from spade.sandbox.entry import start_entry
 from spade.sandbox.errors import (
     EnvCallError,
     SandboxCrash,
@@ -16,12 +17,14 @@ from spade.sandbox.errors import (
     SandboxTimeout,
     SandboxUnavailable,
 )
+from spade.sandbox.transport import PythonEntry
 from spade.sandbox.worker import SandboxWorker
 
 __all__ = [
     "BACKEND_NAMES",
     "UNSAFE_BACKEND",
     "EnvCallError",
+    "PythonEntry",
     "SandboxConfig",
     "SandboxCrash",
     "SandboxError",
@@ -34,4 +37,5 @@ __all__ = [
     "default_config",
     "describe_backend",
     "resolve_backend",
+    "start_entry",
 ]

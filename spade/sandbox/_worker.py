@@ -11,6 +11,10 @@ Requests are ``{"op": NAME, ...}``; replies are ``{"ok": true, "result": ...}`` 
 
 ``run_program`` is separate from the env ops: it runs one complete program (a code-benchmark
 solution with its tests) in a forked child and reports how it ended; see `op_run_program`.
+
+Given an ``entry`` in its arguments, the worker is instead the launcher of a trusted Python
+entry point (`spade.sandbox.entry`): the same limits and scratch dir, then that module runs as
+``__main__`` with stdin/stdout as its own protocol; see `_run_entry`.
 """
 
 import contextlib
@@ -484,6 +488,48 @@ def _apply_limits(limits: dict) -> None:
             resource.setrlimit(table[name], (value, value))
 
 
+ENTRY_FAILED = 71
+
+
+def _frame(fd: int, message: dict) -> None:
+    data = json.dumps(message).encode("utf-8")
+    data = HEADER.pack(len(data)) + data
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _run_entry(entry: dict, fd_in: int, fd_out: int) -> None:
+    """Run the trusted module `entry["module"]` as ``__main__`` with `entry["args"]`.
+
+    The read-only package roots go on sys.path after the standard library (so no package can
+    shadow it) and this script's folder comes off it; each of `entry["packages"]` is imported
+    first, so a package the sandbox cannot see (or cannot load: another Python version) is
+    one framed `{"ok": false, "error": "launcher"}` reply and exit status 71 instead of a
+    silent death. Otherwise the reply is `{"ok": true, "result": {"ready": true}}`, and from
+    then on stdin and stdout belong to the module; whatever it writes to stderr goes nowhere.
+    """
+    import importlib
+    import runpy
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if p != here] + list(entry.get("roots", []))
+    sys.dont_write_bytecode = True  # the package folders are read-only anyway
+    for name in entry.get("packages", []):
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:
+            message = f"cannot import {name}: {type(exc).__name__}: {exc}"
+            _frame(fd_out, {"ok": False, "error": "launcher", "message": message[:2000]})
+            os._exit(ENTRY_FAILED)
+    _frame(fd_out, {"ok": True, "result": {"ready": True, "pid": os.getpid()}})
+    os.dup2(fd_in, 0)
+    os.dup2(fd_out, 1)
+    os.close(fd_in)
+    os.close(fd_out)
+    sys.argv = [entry["module"], *entry.get("args", [])]
+    runpy.run_module(entry["module"], run_name="__main__", alter_sys=True)
+
+
 def main() -> None:
     config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     # Keep the protocol on private descriptors; the env's own prints go nowhere.
@@ -497,6 +543,9 @@ def main() -> None:
     # Over-size writes should fail with EFBIG inside the env, not kill the worker.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     _apply_limits(config.get("limits", {}))
+    if config.get("entry"):
+        _run_entry(config["entry"], fd_in, fd_out)
+        return
     sys.setrecursionlimit(5000)
     worker = Worker(fd_in, fd_out, int(config.get("max_message", 1 << 20)))
     worker.send({"ok": True, "result": {"ready": True, "pid": os.getpid()}})

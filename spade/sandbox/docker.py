@@ -31,6 +31,7 @@ import ssl
 import struct
 import threading
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -44,7 +45,13 @@ from spade.sandbox.docker_image import (
     ensure_image,
 )
 from spade.sandbox.errors import SandboxError, SandboxUnavailable
-from spade.sandbox.transport import worker_arguments
+from spade.sandbox.transport import (
+    PACKAGE_ROOT,
+    PythonEntry,
+    entry_arguments,
+    mounted_name,
+    worker_arguments,
+)
 from spade.sandbox.wire import Reader, WireClosed, WireTimeout, encode
 
 LABEL = "org.spade.sandbox"
@@ -241,7 +248,10 @@ class _AttachReader(Reader):
 class DockerTransport:
     """One worker container, reached through its attach socket."""
 
-    def __init__(self, client: Any, config: SandboxConfig, image: str, cpus: float | None):
+    def __init__(
+        self, client: Any, config: SandboxConfig, image: str, cpus: float | None,
+        arguments: dict[str, Any] | None = None, mounts: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
         import docker.errors
 
         self.api = client.api
@@ -251,7 +261,7 @@ class DockerTransport:
         self.timings: dict[str, float] = {}
         started = time.perf_counter()
         self.id: str = self.api.create_container_from_config(_container_config(
-            self.api, config, image, cpus))["Id"]  # fmt: skip
+            self.api, config, image, cpus, arguments, mounts))["Id"]  # fmt: skip
         self.timings["create"] = time.perf_counter() - started
         try:
             # Attach before start: output written before an attach is not replayed.
@@ -327,10 +337,15 @@ def _describe(state: dict[str, Any], config: SandboxConfig) -> str:
     return f"exited with status {code}{error}"
 
 
-def _container_config(api: Any, config: SandboxConfig, image: str, cpus: float | None) -> Any:
-    from docker.types import LogConfig, Ulimit
+def _container_config(
+    api: Any, config: SandboxConfig, image: str, cpus: float | None,
+    arguments: dict[str, Any] | None = None, mounts: dict[str, str] | None = None,
+) -> Any:  # fmt: skip
+    """The container of one worker; `arguments` (default: an env worker's) and read-only
+    bind `mounts` (container path: host path) serve entry points (`spawn_entry`)."""
+    from docker.types import LogConfig, Mount, Ulimit
 
-    arguments = worker_arguments(config, SCRATCH)
+    arguments = arguments or worker_arguments(config, SCRATCH)
     # The container's memory cgroup is the memory limit here: it counts real pages of every
     # process and of the tmpfs mounts, where RLIMIT_AS (per process, virtual) would refuse
     # harmless reservations and still let a few processes together exceed the budget.
@@ -363,7 +378,9 @@ def _container_config(api: Any, config: SandboxConfig, image: str, cpus: float |
             Ulimit(name="cpu", soft=config.cpu_seconds, hard=config.cpu_seconds),
         ],
         log_config=LogConfig(type="none"),
-    )
+        mounts=[Mount(target, source, type="bind", read_only=True)
+                for target, source in (mounts or {}).items()] or None,
+    )  # fmt: skip
     container = api.create_container_config(
         image,
         [IMAGE_PYTHON, "-I", "-S", IMAGE_WORKER, json.dumps(arguments)],
@@ -429,15 +446,37 @@ class DockerBackend:
         return cpus if cpus > 0 and self._info.get("CpuCfsQuota") else None
 
     def spawn(self, config: SandboxConfig) -> DockerTransport:
+        return self._spawn(config, None, None)
+
+    def spawn_entry(
+        self, config: SandboxConfig, entry: PythonEntry, sources: dict[str, Path]
+    ) -> DockerTransport:
+        """The worker as launcher of `entry`, each package of `sources` bind-mounted read-only
+        under /spade/lib. A bind mount names a path on the engine's host, so this works with
+        an engine on this machine (the image's Python must be able to import the packages);
+        elsewhere the mount fails, or the launcher cannot import them, and `start_entry`
+        says so in one line."""
+        mounts = {f"{PACKAGE_ROOT}/{mounted_name(name, path)}": str(path)
+                  for name, path in sources.items()}  # fmt: skip
+        return self._spawn(config, entry_arguments(config, SCRATCH, entry, [PACKAGE_ROOT]), mounts)
+
+    def _spawn(
+        self, config: SandboxConfig, arguments: dict[str, Any] | None,
+        mounts: dict[str, str] | None,
+    ) -> DockerTransport:  # fmt: skip
         import docker.errors
 
+        def create() -> DockerTransport:
+            return DockerTransport(self.client, config, self.image, self._cpus(config),
+                                   arguments, mounts)  # fmt: skip
+
         try:
-            return DockerTransport(self.client, config, self.image, self._cpus(config))
+            return create()
         except docker.errors.ImageNotFound:
             self._ensure_image(force=True)  # removed behind our back (e.g. `docker rmi`)
         except (docker.errors.DockerException, OSError) as exc:
             raise SandboxError(f"docker backend: could not create a worker: {exc}") from None
-        return DockerTransport(self.client, config, self.image, self._cpus(config))
+        return create()
 
     def isolation(self) -> dict[str, Any]:
         info = self._info

@@ -19,12 +19,20 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from spade.sandbox.cgroup import WorkerCgroup
 from spade.sandbox.config import SandboxConfig
-from spade.sandbox.transport import WORKER_SCRIPT, worker_arguments
+from spade.sandbox.transport import (
+    PACKAGE_ROOT,
+    WORKER_SCRIPT,
+    PythonEntry,
+    entry_arguments,
+    mounted_name,
+    worker_arguments,
+)
 from spade.sandbox.wire import Reader, WireClosed, write_message
 
 SCRATCH = "/scratch"
@@ -138,7 +146,9 @@ def bwrap_works() -> bool:
     return bwrap_problem() is None
 
 
-def _bwrap_mounts(scratch_bytes: int = 64 << 20) -> list[str]:
+def _bwrap_mounts(scratch_bytes: int = 64 << 20, extra: Sequence[str] = ()) -> list[str]:
+    """bubblewrap's options up to the command; `extra` options (more read-only binds) go
+    before the final read-only remount of the root."""
     args = [
         "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces
         "--die-with-parent",
@@ -165,23 +175,39 @@ def _bwrap_mounts(scratch_bytes: int = 64 << 20) -> list[str]:
     for key, value in CLEAN_ENV.items():
         args += ["--setenv", key, value]
     # bwrap's root is a tmpfs: without this, writes to "/" would be unbounded memory.
-    return [*args, "--remount-ro", "/"]
+    return [*args, *extra, "--remount-ro", "/"]
 
 
 class BwrapBackend:
     name = "bwrap"
 
     def spawn(self, config: SandboxConfig) -> ProcessTransport:
+        return self._spawn(config, worker_arguments(config, SCRATCH), ())
+
+    def spawn_entry(
+        self, config: SandboxConfig, entry: PythonEntry, sources: dict[str, Path]
+    ) -> ProcessTransport:
+        """The worker as launcher of `entry`: each package folder (or module file) in
+        `sources` is bound read-only under /spade/lib, and nothing else of the host is added."""
+        binds: list[str] = []
+        for name, path in sources.items():
+            binds += ["--ro-bind", str(path), f"{PACKAGE_ROOT}/{mounted_name(name, path)}"]
+        arguments = entry_arguments(config, SCRATCH, entry, [PACKAGE_ROOT])
+        return self._spawn(config, arguments, binds)
+
+    def _spawn(
+        self, config: SandboxConfig, arguments: dict[str, Any], binds: Sequence[str]
+    ) -> ProcessTransport:
         cgroup = WorkerCgroup.create(config.max_processes, config.memory_mb << 20)
         scratch_bytes = min(config.file_size_mb << 22, 256 << 20)  # 4 files' worth, ≤256 MB
         argv = [
             shutil.which("bwrap") or "bwrap",
-            *_bwrap_mounts(scratch_bytes),
+            *_bwrap_mounts(scratch_bytes, binds),
             "--",
             str(interpreter()),
             *PYTHON_FLAGS,
             "/spade/worker.py",
-            json.dumps(worker_arguments(config, SCRATCH)),
+            json.dumps(arguments),
         ]
         return ProcessTransport(argv, config, "/", cgroup, cleanup=None)
 

@@ -38,7 +38,12 @@ from spade.sandbox.process import (
     ProcessTransport,
     interpreter,
 )
-from spade.sandbox.transport import WORKER_SCRIPT, worker_arguments
+from spade.sandbox.transport import (
+    WORKER_SCRIPT,
+    PythonEntry,
+    entry_arguments,
+    worker_arguments,
+)
 
 CONFINE_SCRIPT = Path(__file__).with_name("_confine.py")
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -153,9 +158,21 @@ class UnsafeProcessBackend:
         self.confinement = confinement()
 
     def spawn(self, config: SandboxConfig) -> ProcessTransport:
+        return self._spawn(config, worker_arguments(config, ""))
+
+    def spawn_entry(
+        self, config: SandboxConfig, entry: PythonEntry, sources: dict[str, Path]
+    ) -> ProcessTransport:
+        """The worker as launcher of `entry`. Nothing can be mounted for it here, so the
+        folders holding the packages go on its sys.path as they are: the host's files are
+        readable per their permissions anyway (see the module docstring)."""
+        roots = list(dict.fromkeys(str(path.parent) for path in sources.values()))
+        return self._spawn(config, entry_arguments(config, "", entry, roots))
+
+    def _spawn(self, config: SandboxConfig, arguments: dict[str, Any]) -> ProcessTransport:
+        # `arguments` have no scratch path yet: the launcher fills it in.
         base = os.path.realpath(tempfile.mkdtemp(prefix="spade-unsafe-"))
         cgroup = WorkerCgroup.create(config.max_processes, config.memory_mb << 20)
-        arguments = worker_arguments(config, "")  # the launcher fills in the scratch path
         if cgroup is None:  # the worker is never root, so RLIMIT_NPROC applies to it
             arguments["limits"]["processes"] = config.max_processes
         scratch_bytes = min(config.file_size_mb << 22, 256 << 20)  # as bwrap: 4 files, ≤256 MB

@@ -1,7 +1,8 @@
 """spade's BFCL pieces against bfcl-eval's own functions, on the real data.
 
-- verdicts: the runner's per-entry verdicts equal bfcl-eval's `multi_turn_checker` run the
-  way its `_evaluate_single_multi_turn_entry` runs it, on 800 perturbed predictions;
+- verdicts: the runner's per-entry verdicts (its worker in the sandbox) equal bfcl-eval's
+  `multi_turn_checker` run in this process the way its `_evaluate_single_multi_turn_entry`
+  runs it, on the 800 ground-truth predictions and on 800 perturbed ones;
 - entries, the system prompt and the tool schemas equal `load_dataset_entry`,
   `formulate_system_prompt` and `convert_to_tool`;
 - the decoders equal `default_decode_execute_prompting` and the function-calling handlers'
@@ -44,7 +45,7 @@ from spade.evals.bfcl.call_guard import refusal  # noqa: E402
 from spade.evals.bfcl.data import CATEGORIES, BfclEntry  # noqa: E402
 from spade.evals.bfcl.decoding import DecodeError, decode_prompting  # noqa: E402
 from spade.evals.bfcl.tool_calls import extract_tool_calls  # noqa: E402
-from tests.evals.bfcl_helpers import entries  # noqa: E402
+from tests.evals.bfcl_helpers import entries, gold  # noqa: E402
 from tests.evals.test_bfcl_runner import score_saved  # noqa: E402
 
 
@@ -116,11 +117,21 @@ def perturb(entry: BfclEntry, kind: str, rng: random.Random) -> list[list[list[s
     return output
 
 
+def test_verdicts_equal_bfcl_checker_on_the_ground_truth() -> None:
+    table = entries()
+    outputs: dict[str, Any] = {i: gold(e) for i, e in table.items()}
+    ours = {r.sample_id: (r.extra["valid"], r.extra["error_type"]) for r in score_saved(outputs)}
+    theirs = {i: bfcl_verdict(table[i], copy.deepcopy(o), f"reference{n}")
+              for n, (i, o) in enumerate(outputs.items())}  # fmt: skip
+    assert ours == theirs
+    assert len(ours) == 800 and all(valid for valid, _ in ours.values())
+
+
 def test_verdicts_equal_bfcl_checker_on_perturbed_predictions() -> None:
     rng = random.Random(2026)
     table = entries()
-    outputs = {i: perturb(e, PERTURBATIONS[n % len(PERTURBATIONS)], rng)
-               for n, (i, e) in enumerate(table.items())}  # fmt: skip
+    outputs: dict[str, Any] = {i: perturb(e, PERTURBATIONS[n % len(PERTURBATIONS)], rng)
+                               for n, (i, e) in enumerate(table.items())}  # fmt: skip
     ours = {r.sample_id: (r.extra["valid"], r.extra["error_type"]) for r in score_saved(outputs)}
     theirs = {i: bfcl_verdict(table[i], copy.deepcopy(o), f"reference{n}")
               for n, (i, o) in enumerate(outputs.items())}  # fmt: skip

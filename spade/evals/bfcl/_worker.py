@@ -1,23 +1,21 @@
-"""The BFCL backend worker: `python -m spade.evals.bfcl._worker --memory-mb N`.
+"""The BFCL backend worker, run in the sandbox by `executor.py` (`spade.sandbox.start_entry`).
 
 Reads requests from stdin and writes replies to stdout, each a 4-byte big-endian length and
 UTF-8 JSON (the framing of `spade.sandbox.wire`). Requests: `{"op": "execute", "namespace",
 "entry", "long_context", "calls", "history"}` (history: earlier steps to replay first, after a
 restart), `{"op": "score", "namespace", "entry", "output", "truth"}`, `{"op": "drop",
-"namespace"}`. Replies: `{"ok": true, ...}` or `{"ok": false, "error": TEXT}`.
+"namespace"}`, `{"op": "ping"}`. Replies: `{"ok": true, ...}` or `{"ok": false, "error": TEXT}`.
 
-A separate process because a model can ask a backend for work that never ends
-(`power(base=10, exponent=10**12)`): the host kills the worker on a deadline, which no
-in-process timer can do to a running C call. An address-space limit turns runaway memory
-into an error instead of a swapping host.
+A separate process because bfcl-eval `eval`s the model's calls, and because a model can ask a
+backend for work that never ends (`power(base=10, exponent=10**12)`): the host kills the
+worker on a deadline, which no in-process timer can do to a running C call. Its limits
+(memory, files, processes) are the sandbox's, applied before this module runs.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import resource
 import struct
 import sys
 from typing import Any, BinaryIO
@@ -64,13 +62,10 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
         sink.flush()
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit; 0: none")
-    args = parser.parse_args(argv)
-    if args.memory_mb:
-        limit = args.memory_mb << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def main() -> None:
+    # bfcl-eval's config (when imported) makes result/score folders under BFCL_PROJECT_ROOT,
+    # else next to its package, which is read-only here: the scratch dir (our cwd) it is.
+    os.environ.setdefault("BFCL_PROJECT_ROOT", os.getcwd())
     # Replies go to the original stdout; anything a backend prints goes to stderr instead.
     sink = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())

@@ -1,46 +1,78 @@
 """The host side of the BFCL backend worker (`_worker.py`): requests with deadlines, restarts.
 
-One worker process serves a whole run: every episode's backend instances live there under
-the episode's namespace, and scoring runs there too. A request that misses its deadline or
-kills the worker (memory limit) costs that request only: the worker is restarted, and each
-episode whose instances were lost replays its executed steps before its next one (the
-backends are deterministic given `initial_config` and the calls).
+One worker serves a whole run: every episode's backend instances live there under the
+episode's namespace, and scoring runs there too. bfcl-eval's executor `eval`s the model's
+calls, so the worker runs in the sandbox, as env code does (`spade.sandbox.start_entry` on the
+configured backend): a cleared environment, no network, uid 65534, the standard library plus
+read-only `spade`, `bfcl_eval` and `mpmath` and nothing else of the host, writes only to its
+scratch dir, the runner's memory limit (`backend_memory_mb`) and a deadline on every request
+(`backend_timeout_s`). `call_guard` stays in front of `eval` as a second layer. No sandbox
+here is `SandboxUnavailable` before anything runs; there is no unsandboxed fallback.
+
+A request that misses its deadline or kills the worker (memory limit) costs that request only:
+the worker is restarted, and each episode whose instances were lost replays its executed
+steps before its next one (the backends are deterministic given `initial_config` and the
+calls).
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import os
-import signal
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 from spade.evals.bfcl.data import BfclEntry
-from spade.sandbox.wire import Reader, WireClosed, WireOverflow, WireTimeout, write_message
+from spade.sandbox import (
+    PythonEntry,
+    SandboxConfig,
+    SandboxError,
+    default_config,
+    resolve_backend,
+    start_entry,
+)
+from spade.sandbox.transport import Transport
+from spade.sandbox.wire import WireClosed, WireOverflow, WireTimeout
 
+WORKER_ENTRY = PythonEntry("spade.evals.bfcl._worker", packages=("spade", "bfcl_eval", "mpmath"))
+"""What runs in the sandbox: our worker module, and the packages it imports."""
 _MAX_REPLY_BYTES = 256 << 20
 _STARTUP_TIMEOUT_S = 120.0
+# The deadline of each request is the time limit. The worker's CPU-time rlimit spans its
+# whole life (every step of every episode of a run), so it is only a backstop for a worker
+# nobody waits on any more, set far beyond what a run uses (800 entries score in ~5 CPU-s).
+_WORKER_CPU_S = 24 * 3600
 
 
 class BackendFailure(RuntimeError):
     """The worker missed a deadline or died; it has been restarted."""
 
 
-class BackendWorker:
-    """A running worker; `request` sends one message and waits for its reply."""
+def worker_config(
+    timeout_s: float, memory_mb: int, base: SandboxConfig | None = None
+) -> SandboxConfig:
+    """The sandbox config of the BFCL worker: `base`'s backend and settings (default: the
+    configured default, i.e. `spade-eval --sandbox`) with the runner's limits."""
+    return replace(base or default_config(), memory_mb=memory_mb, call_timeout_s=timeout_s,
+                   load_timeout_s=_STARTUP_TIMEOUT_S, cpu_seconds=_WORKER_CPU_S,
+                   max_output_bytes=_MAX_REPLY_BYTES)  # fmt: skip
 
-    def __init__(self, timeout_s: float = 30.0, memory_mb: int = 4096) -> None:
+
+class BackendWorker:
+    """A running worker; `request` sends one message and waits for its reply.
+
+    Raises `SandboxUnavailable` (one line) where no sandbox can run it, before it starts."""
+
+    def __init__(
+        self, timeout_s: float = 30.0, memory_mb: int = 4096, sandbox: SandboxConfig | None = None
+    ) -> None:
+        self._transport: Transport | None = None  # first: __del__ runs even if resolving fails
         self.timeout_s = timeout_s
-        self.memory_mb = memory_mb
+        self.config = worker_config(timeout_s, memory_mb, sandbox)
+        self.backend = resolve_backend(self.config)
         self.generation = 0
         """Counts restarts: instances made in an older generation are gone."""
-        self._scratch = tempfile.TemporaryDirectory(prefix="spade-bfcl-")
         self._names = itertools.count()
-        self._process: subprocess.Popen[bytes] | None = None
         self._start()
 
     def new_namespace(self) -> str:
@@ -48,35 +80,29 @@ class BackendWorker:
         return f"spade{next(self._names)}"
 
     def _start(self) -> None:
-        scratch = Path(self._scratch.name)
-        # bfcl-eval creates result/score folders under BFCL_PROJECT_ROOT when its config is
-        # imported; keep them out of the user's tree.
-        env = {**os.environ, "BFCL_PROJECT_ROOT": str(scratch)}
-        self._stderr = open(scratch / f"worker-{self.generation}.log", "wb")  # noqa: SIM115
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "spade.evals.bfcl._worker", "--memory-mb", str(self.memory_mb)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
-            start_new_session=True, close_fds=True,
-        )  # fmt: skip
-        assert self._process.stdin is not None and self._process.stdout is not None
-        self._reader = Reader(self._process.stdout.fileno(), _MAX_REPLY_BYTES)
+        try:
+            transport = start_entry(WORKER_ENTRY, self.config, self.backend)
+        except SandboxError as exc:  # it timed out or died starting (not: no sandbox at all)
+            raise BackendFailure(f"cannot start the BFCL backend worker: {exc}") from None
         try:  # not through `request`: a worker that cannot start must not be restarted
-            write_message(self._process.stdin.fileno(), {"op": "ping"})
-            self._reader.read(_STARTUP_TIMEOUT_S)
-        except (WireTimeout, WireClosed, WireOverflow) as exc:
-            reason = self._failure(exc, _STARTUP_TIMEOUT_S)
-            self._kill()
+            transport.send({"op": "ping"})
+            transport.receive(_STARTUP_TIMEOUT_S)
+        except (WireTimeout, WireClosed, WireOverflow, ValueError) as exc:
+            reason = _failure(transport, exc, _STARTUP_TIMEOUT_S)
             raise BackendFailure(f"cannot start the BFCL backend worker: {reason}") from None
+        self._transport = transport
 
     def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
         """The worker's reply; raises `BackendFailure` (after a restart) when there is none."""
-        assert self._process is not None and self._process.stdin is not None
+        transport = self._transport
+        assert transport is not None, "the worker is closed"
+        timeout = timeout_s or self.timeout_s
         try:
-            write_message(self._process.stdin.fileno(), message)
-            reply = self._reader.read(timeout_s or self.timeout_s)
-        except (WireTimeout, WireClosed, WireOverflow) as exc:
-            reason = self._failure(exc, timeout_s or self.timeout_s)
-            self._kill()
+            transport.send(message)
+            reply = transport.receive(timeout)
+        except (WireTimeout, WireClosed, WireOverflow, ValueError) as exc:
+            reason = _failure(transport, exc, timeout)
+            self._transport = None
             self.generation += 1
             self._start()
             raise BackendFailure(reason) from None
@@ -84,42 +110,30 @@ class BackendWorker:
             raise BackendFailure(str(reply.get("error")))
         return reply
 
-    def _failure(self, exc: Exception, timeout_s: float) -> str:
-        if isinstance(exc, WireTimeout):
-            return f"the backend did not answer within {timeout_s:g} s"
-        if isinstance(exc, WireOverflow):
-            return f"the backend's reply was too large ({exc})"
-        code = self._process.poll() if self._process else None
-        log = Path(self._stderr.name).read_text(errors="replace").strip().splitlines()[-1:]
-        return f"the backend worker died (status {code}){': ' + log[0] if log else ''}"
-
-    def _kill(self) -> None:
-        if self._process is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self._process.wait(timeout=5)
-        for stream in (self._process.stdin, self._process.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()  # type: ignore[union-attr]
-        self._stderr.close()
-        self._process = None
-
     def close(self) -> None:
-        if self._process is not None and self._process.stdin is not None:
-            with contextlib.suppress(OSError):
-                self._process.stdin.close()  # the worker exits at end of input
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=5)
-        self._kill()
-        self._scratch.cleanup()
+        if self._transport is not None:
+            self._transport.kill()
+            self._transport = None
 
     def __enter__(self) -> BackendWorker:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _failure(transport: Transport, exc: Exception, timeout_s: float) -> str:
+    """Kill the worker, and say why it gave no reply."""
+    transport.kill()
+    if isinstance(exc, WireTimeout):
+        return f"the backend did not answer within {timeout_s:g} s"
+    if isinstance(exc, WireOverflow):
+        return f"the backend's reply was too large ({exc})"
+    reason = transport.exit_reason()
+    return f"the backend worker died ({reason or exc})"
 
 
 class BackendSession:
