@@ -354,7 +354,7 @@ def _count_samples(
             t.samples += 1
             t.with_gradient += s.advantage != 0.0 or beta > 0
             t.truncated += s.truncated
-            t.tokens += len(s.completion_ids)
+            t.tokens += s.trained_tokens
             t.advantage_sum += s.advantage
     return [s for s in samples if not s.masked]
 
@@ -372,7 +372,7 @@ def _plan_steps(
     plan = []
     for first in range(0, len(live), per_step):
         chunk = live[first : first + per_step]
-        step_tokens = sum(len(s.completion_ids) for s in chunk)
+        step_tokens = sum(s.trained_tokens for s in chunk)
         # A zero-advantage sample has exactly zero gradient without a KL term: it still
         # counts in the normaliser, but is not run.
         run = [s for s in chunk if s.advantage != 0.0 or config.beta > 0]
@@ -385,7 +385,7 @@ def _plan_steps(
                 batch = collate(part, pad_id)
                 weights = batch.completion_mask[:, -batch.completion_width :].float()
                 scale = [
-                    token_weight(len(s.completion_ids), step_tokens, len(chunk), config.loss_type)
+                    token_weight(s.trained_tokens, step_tokens, len(chunk), config.loss_type)
                     for s in part
                 ]
                 weights = weights * torch.tensor(scale).unsqueeze(1)

@@ -1,12 +1,14 @@
 """Training samples: one sampled completion each, as the exact token ids the policy produced.
 
-A sample is the prompt ids the sampler conditioned on and the completion ids it sampled (the
-end-of-turn token only when it was sampled), with the per-token logprobs the sampler
-reported. Nothing is re-rendered or re-tokenised here: an agent episode's later turns carry
-prompts that extend the earlier turns' ids (`spade.rollout.EnvDriver`, token-in), so the
-update scores exactly the tokens of the rollout, and the sampler's logprobs give the
-rollout-vs-learner mismatch. Only completion tokens carry loss (`completion_mask`): the
-prompt, observations and earlier turns are context, never targets.
+A sample is the prompt ids the sampler conditioned on and the ids after them: the tokens it
+sampled (the end-of-turn token only when it was sampled), with the per-token logprobs the
+sampler reported. Nothing is re-rendered or re-tokenised here. A whole agent episode is one
+sample, as in TRL's and verl's multi-turn training: its turns extend each other token-in
+(`spade.rollout.EnvDriver`), so the sequence is turn 0's prompt, then each reply followed by
+the observation delta that led to the next one; `completion_mask` marks the sampled tokens
+(1) among that context (0). One sequence per episode costs one forward pass over it, where a
+sample per turn would re-run every earlier turn. Only sampled tokens carry loss: the prompt,
+observations and the template's glue are context, never targets.
 """
 
 from __future__ import annotations
@@ -35,13 +37,26 @@ class TrainingSample:
     masked: bool = False
     """True: no loss at all (e.g. a truncated episode must not be taught as a failure)."""
     sampled_logprobs: tuple[float, ...] | None = None
-    """The sampler's log p of each completion token (for the mismatch metric and TIS)."""
+    """The sampler's log p of each completion token (for the mismatch metric and TIS); any
+    value where `completion_mask` is 0."""
+    completion_mask: tuple[int, ...] | None = None
+    """1 where a completion token was sampled (trained), 0 for context between sampled spans
+    (an episode's observations); None: every completion token was sampled."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prompt_ids", tuple(self.prompt_ids))
         object.__setattr__(self, "completion_ids", tuple(self.completion_ids))
         if self.sampled_logprobs is not None:
             object.__setattr__(self, "sampled_logprobs", tuple(self.sampled_logprobs))
+        if self.completion_mask is not None:
+            object.__setattr__(self, "completion_mask", tuple(int(m) for m in self.completion_mask))
+            if len(self.completion_mask) != len(self.completion_ids):
+                raise ValueError(
+                    f"completion_mask has {len(self.completion_mask)} entries for "
+                    f"{len(self.completion_ids)} completion tokens"
+                )
+            if not any(self.completion_mask) or self.completion_mask[0] != 1:
+                raise ValueError("completion_mask must start with a sampled token (1)")
         if self.role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
         if not math.isfinite(self.advantage):
@@ -69,14 +84,24 @@ class TokenizedSample:
     truncated: bool
     """The prompt (or, if it alone was too long, the completion) was cut to `max_length`."""
     sampled_logprobs: list[float] | None = None
+    completion_mask: list[int] | None = None
+    """As `TrainingSample.completion_mask`, cut alike; None: all completion tokens trained."""
+
+    @property
+    def trained_tokens(self) -> int:
+        """Completion tokens that carry loss."""
+        mask = self.completion_mask
+        return len(self.completion_ids) if mask is None else sum(mask)
 
 
 def fit_sample(sample: TrainingSample, max_length: int) -> TokenizedSample:
-    """The sample's ids, the prompt cut from the left to fit `max_length`."""
+    """The sample's ids, the prompt cut from the left to fit `max_length` (an episode too long
+    even so loses its last turns)."""
     if max_length < 2:
         raise ValueError(f"max_length must be >= 2 (a context and a target), got {max_length}")
     prompt, completion = list(sample.prompt_ids), list(sample.completion_ids)
     logprobs = list(sample.sampled_logprobs) if sample.sampled_logprobs is not None else None
+    mask = list(sample.completion_mask) if sample.completion_mask is not None else None
     truncated = len(prompt) + len(completion) > max_length
     if truncated:
         # The completion is what is learned, so it is kept whole when it fits with one
@@ -84,9 +109,11 @@ def fit_sample(sample: TrainingSample, max_length: int) -> TokenizedSample:
         completion = completion[: max_length - 1]
         if logprobs is not None:
             logprobs = logprobs[: len(completion)]
+        if mask is not None:
+            mask = mask[: len(completion)]
         prompt = prompt[len(prompt) - (max_length - len(completion)) :]
     return TokenizedSample(prompt, completion, sample.advantage, sample.role, sample.masked,
-                           truncated, logprobs)  # fmt: skip
+                           truncated, logprobs, mask)  # fmt: skip
 
 
 @dataclass
@@ -134,7 +161,8 @@ def collate(samples: Sequence[TokenizedSample], pad_id: int) -> Batch:
         left, right = prompt_width - n_prompt, completion_width - n_completion
         ids.append([pad_id] * left + s.prompt_ids + s.completion_ids + [pad_id] * right)
         attention.append([0] * left + [1] * (n_prompt + n_completion) + [0] * right)
-        completion.append([0] * (left + n_prompt) + [1] * n_completion + [0] * right)
+        trained = s.completion_mask if s.completion_mask is not None else [1] * n_completion
+        completion.append([0] * (left + n_prompt) + list(trained) + [0] * right)
     attention_mask = torch.tensor(attention)
     position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
     sampled = None

@@ -4,7 +4,7 @@ seeds, and turn the plays into win rates, regret and agent training samples."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -71,13 +71,17 @@ def play_envs(
     rng: random.Random,
     sandbox: SandboxConfig,
     with_hints: bool = True,
+    open_env: Callable[..., RemoteEnv] = RemoteEnv,
 ) -> list[EnvPlays]:
-    """All plays of all envs in one lockstep batch (the policy batches across them)."""
+    """All plays of all envs in one lockstep batch (the policy batches across them).
+
+    `open_env(source, config=sandbox)` starts each episode's env worker: `RemoteEnv` here, or
+    `spade.distributed.EnvHosts.open` for a worker on a Ray actor's node."""
     results = [EnvPlays(env, training_seeds(rng, plays, env.eval_seeds)) for env in envs]
     specs: list[EpisodeSpec] = []
     for index, result in enumerate(results):
         env = result.env
-        make = partial(RemoteEnv, env.source, config=sandbox)
+        make = partial(open_env, env.source, config=sandbox)
         for n, seed in enumerate(result.seeds):
             cap = rollout.turn_cap
             specs.append(EpisodeSpec(f"{index}/plain/{n}", make, seed, None, cap))
@@ -107,8 +111,30 @@ def agent_samples(plays: Sequence[EnvPlays]) -> list[TrainingSample]:
 
 
 def episode_samples(episode: Episode, advantage: float, masked: bool) -> list[TrainingSample]:
-    """One sample per agent turn: the exact ids the sampler saw and produced (token-in)."""
-    return [TrainingSample(turn.prompt_ids, turn.completion_ids, advantage, "agent",
-                           masked=masked,
-                           sampled_logprobs=turn.logprobs)
-            for turn in episode.turns if turn.completion_ids]  # fmt: skip
+    """The whole episode as one sample, exactly the ids the sampler saw and produced
+    (token-in): turn 0's prompt, then each reply (trained) and the observation delta that
+    follows it (context); none for an episode without a sampled token."""
+    if not episode.turns:
+        return []
+    ids = list(episode.turns[0].prompt_ids)
+    mask = [0] * len(ids)
+    logprobs = [0.0] * len(ids)
+    for turn in episode.turns:
+        if list(turn.prompt_ids[: len(ids)]) != ids:
+            raise ValueError(f"{episode.key}: a turn's prompt does not extend the earlier ids")
+        delta = turn.prompt_ids[len(ids) :]
+        ids += delta
+        mask += [0] * len(delta)
+        logprobs += [0.0] * len(delta)
+        ids += turn.completion_ids
+        mask += [1] * len(turn.completion_ids)
+        logprobs += turn.logprobs or [0.0] * len(turn.completion_ids)
+    if 1 not in mask:
+        return []
+    start = mask.index(1)  # the prompt: everything before the first sampled token
+    sampled = (
+        tuple(logprobs[start:]) if all(t.logprobs is not None for t in episode.turns) else None
+    )
+    return [TrainingSample(tuple(ids[:start]), tuple(ids[start:]), advantage, "agent",
+                           masked=masked, completion_mask=tuple(mask[start:]),
+                           sampled_logprobs=sampled)]  # fmt: skip

@@ -147,3 +147,30 @@ def test_bad_samples_are_refused_with_the_reason() -> None:
         TrainingSample((1,), (), 1.0, "agent")
     with pytest.raises(ValueError, match="2 entries for 1 completion tokens"):
         TrainingSample((1,), (2,), 1.0, "agent", sampled_logprobs=(-1.0, -2.0))
+
+
+def test_an_episode_sample_trains_only_its_sampled_spans(smollm2_tokenizer: Any) -> None:
+    """One sequence per episode: reply, observation, reply; the observation is context."""
+    tok = smollm2_tokenizer
+    reply1, delta, reply2 = ids(tok, "\\boxed{50}") + [2], ids(tok, "\nLower.\n"), ids(tok, "x")
+    completion = (*reply1, *delta, *reply2)
+    mask = (1,) * len(reply1) + (0,) * len(delta) + (1,) * len(reply2)
+    sample = TrainingSample(
+        prompt_ids(tok, SINGLE),
+        completion,
+        1.0,
+        "agent",
+        sampled_logprobs=tuple(-1.0 * m for m in mask),
+        completion_mask=mask,
+    )
+    fitted = fit_sample(sample, 4096)
+    assert fitted.trained_tokens == len(reply1) + len(reply2)
+    batch = collate([fitted], tok.pad_token_id)
+    trained = batch.input_ids[0][batch.completion_mask[0].bool()].tolist()
+    assert trained == [*reply1, *reply2]
+    cut = fit_sample(sample, len(sample.prompt_ids) + len(reply1) + 1)  # the last turn is lost
+    assert cut.completion_mask == [1] * len(reply1) + [0] and cut.trained_tokens == len(reply1)
+    with pytest.raises(ValueError, match="must start with a sampled token"):
+        TrainingSample((1,), (2, 3), 1.0, "agent", completion_mask=(0, 1))
+    with pytest.raises(ValueError, match="1 entries for 2 completion tokens"):
+        TrainingSample((1,), (2, 3), 1.0, "agent", completion_mask=(1,))

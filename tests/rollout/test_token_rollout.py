@@ -83,9 +83,20 @@ def test_each_turn_trains_on_the_sampled_ids_and_later_turns_extend_earlier_ones
         # Turns after the first were sent token-in, as ids, never re-rendered text.
         later = {t.prompt_ids for t in episode.turns[1:]}
         assert later <= {p.ids for p, _ in recording.calls if isinstance(p, TokenPrompt)}
-        samples = episode_samples(episode, 1.0, masked=False)
-        assert [(s.prompt_ids, s.completion_ids) for s in samples] == [
-            (t.prompt_ids, t.completion_ids) for t in episode.turns
+        # The whole episode is one sample: its sequence is the last prompt and reply, and
+        # exactly the sampled tokens are trained, with the sampler's logprobs beside them.
+        [sample] = episode_samples(episode, 1.0, masked=False)
+        last = episode.turns[-1]
+        assert (*sample.prompt_ids, *sample.completion_ids) == (
+            *last.prompt_ids,
+            *last.completion_ids,
+        )
+        assert sample.prompt_ids == episode.turns[0].prompt_ids
+        mask, logprobs = sample.completion_mask or (), sample.sampled_logprobs or ()
+        trained = [t for t, m in zip(sample.completion_ids, mask, strict=True) if m]
+        assert trained == [t for turn in episode.turns for t in turn.completion_ids]
+        assert [lp for lp, m in zip(logprobs, mask, strict=True) if m] == [
+            lp for turn in episode.turns for lp in turn.logprobs or ()
         ]
     assert any(t.finish_reason == "length" for d in drivers for t in d.episode.turns)
 
@@ -95,7 +106,7 @@ def test_learner_logprobs_before_the_update_equal_the_samplers(tiny_model_dir: P
     drivers, _ = play_token_in(learner, max_new_tokens=8)
     samples = [s for d in drivers for s in episode_samples(d.episode, 1.0, masked=False)]
     metrics = learner.update(samples).as_dict()
-    assert metrics["mismatch/tokens"] == sum(len(s.completion_ids) for s in samples)
+    assert metrics["mismatch/tokens"] == sum(sum(s.completion_mask or ()) for s in samples)
     assert metrics["mismatch/logprob_abs_diff_max"] < 1e-4
     assert abs(metrics["mismatch/ratio_max"] - 1) < 1e-4
     assert metrics["optimizer_steps"] == 1
