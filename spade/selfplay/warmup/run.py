@@ -45,6 +45,11 @@ class WarmupConfig(BaseModel):
     suite: str = Field("spade-seed@1.1.0", description="agent data from this suite's train split")
     agent_episodes_per_env: int = Field(6, ge=1, description="teacher episodes per train env")
     designer_examples: int = Field(160, ge=0, description="designer (and hint) examples")
+    designer_data: dict[str, Any] = Field(
+        default_factory=dict,
+        description="spade.selfplay.warmup.designer_data.DesignerDataConfig fields (e.g. "
+        "reference_counts, excerpt_chars: match the run's memory.references/excerpt_chars)",
+    )  # fmt: skip
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     sft: dict[str, Any] = Field(
         default_factory=dict, description="spade.rl.sft.SftConfig fields (epochs, lr, ...)"
@@ -133,14 +138,18 @@ def _agent_records(config: WarmupConfig, data_dir: Path) -> list[dict[str, Any]]
 
 
 def _designer_records(config: WarmupConfig) -> list[dict[str, Any]]:
-    from spade.selfplay.warmup.designer_data import build_designer_data
+    from spade.selfplay.warmup.designer_data import DesignerDataConfig, build_designer_data
 
     if config.designer_examples == 0:
         return []
+    data_config = DesignerDataConfig(**{
+        k: tuple(v) if isinstance(v, list) else v for k, v in config.designer_data.items()
+    })  # fmt: skip
     rng = random.Random(f"warmup/designer/{config.seed}")
     corpus = open_corpus(config.corpus.source, CorpusOptions(
         min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
-    designs = build_designer_data(corpus, config.designer_examples, rng, config.sandbox)
+    designs = build_designer_data(corpus, config.designer_examples, rng, config.sandbox,
+                                  config=data_config, progress=True)  # fmt: skip
     return [e.to_json() for e in designs]
 
 
