@@ -161,10 +161,13 @@ def _walk_stdlib(stdlib: str, image_dir: str, entries: dict[str, Entry]) -> list
     return extensions
 
 
-@functools.cache
 def recipe(python: str = DEFAULT_PYTHON) -> Recipe:
-    """What the image holds for this host interpreter; cached per process."""
-    binary = os.path.realpath(python)
+    """What the image holds for this host interpreter; cached per process and interpreter."""
+    return _recipe(os.path.realpath(python), python)
+
+
+@functools.cache
+def _recipe(binary: str, python: str) -> Recipe:
     if not os.path.isfile(binary):
         raise SandboxError(f"no interpreter at {python} to build the sandbox image from")
     info = _probe(binary)
@@ -212,6 +215,10 @@ def _digest(entries: dict[str, Entry]) -> str:
     60 MB to hash contents on every start would cost more than it protects against)."""
     digest = hashlib.sha256(f"spade-sandbox-image/{RECIPE_VERSION}\n".encode())
     for path in sorted(entries):
+        if "/__pycache__/" in path:
+            # Bytecode follows from the sources hashed here; a cache the host compiled since
+            # (any first import of a stdlib module) must not force a rebuild mid-run.
+            continue
         entry = entries[path]
         stamp = ""
         if entry.kind == "file":

@@ -21,6 +21,7 @@ from spade.rl.distributed import SINGLE_PROCESS, join_world
 from tests.rl._distributed_update import CONFIGS, UPDATES, trainable
 
 SCRIPT = Path(__file__).with_name("_distributed_update.py")
+REPO = Path(__file__).resolve().parents[2]
 LAUNCHER_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -30,6 +31,8 @@ def two_ranks(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
     out = tmp_path_factory.mktemp("distributed")
     env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
     env["OMP_NUM_THREADS"] = "1"  # two processes on a 2-core machine
+    # torchrun puts the script's folder first on sys.path, not the repo root `tests` sits in.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc_per_node", "2", str(SCRIPT), str(tiny_model_dir), str(out)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)

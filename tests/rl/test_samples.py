@@ -168,7 +168,8 @@ def test_an_episode_sample_trains_only_its_sampled_spans(smollm2_tokenizer: Any)
     batch = collate([fitted], tok.pad_token_id)
     trained = batch.input_ids[0][batch.completion_mask[0].bool()].tolist()
     assert trained == [*reply1, *reply2]
-    cut = fit_sample(sample, len(sample.prompt_ids) + len(reply1) + 1)  # the last turn is lost
+    # Too long even with one token of context: the later turns are lost, the first kept.
+    cut = fit_sample(sample, 1 + len(reply1) + 1)
     assert cut.completion_mask == [1] * len(reply1) + [0] and cut.trained_tokens == len(reply1)
     with pytest.raises(ValueError, match="must start with a sampled token"):
         TrainingSample((1,), (2, 3), 1.0, "agent", completion_mask=(0, 1))

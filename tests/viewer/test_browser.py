@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from spade.selfplay.run_log import CURVES
 from spade.viewer import write_report
 from tests.viewer.browser import Browser
 from tests.viewer.conftest import SUITE, XSS, write_run_dir
@@ -99,7 +100,10 @@ def test_compare_shows_changed_samples_side_by_side(
 def test_run_page_curves_designs_code_and_filters(browser: Browser, run_page: Path) -> None:
     browser.open(run_page)
     assert "iterations done" in browser.text("dl.facts") and "3 of 3" in browser.text("main")
-    assert browser.evaluate("document.querySelectorAll('.charts figure').length") == 5
+    # Every curve of the run log has its figure; the fixture's metrics fill 6 of them.
+    assert browser.evaluate("document.querySelectorAll('.charts figure').length") == len(CURVES)
+    empty = browser.evaluate("document.querySelectorAll('.charts figure .empty').length")
+    assert empty == len(CURVES) - 6
     assert browser.evaluate("document.querySelectorAll('.charts circle').length") >= 5 * 3 - 1
     browser.click("table.iterations tr.row:nth-child(2)")  # iteration 1 -> its designs
     assert browser.text("main h2") == "Designs" and "1 of 5 designs" in browser.text(".count")
