@@ -1,8 +1,8 @@
 """Leaderboards: rows of results with provenance, deltas with CIs, renders, regression gate.
 
 A leaderboard is a JSON file (format: `leaderboard.schema.json`) whose rows keep per-sample
-scores, so paired statistics and the gate need no run directory. Saving regenerates
-`<stem>.md` and `<stem>.png` beside it.
+scores and digests of each sample's output and extracted answer, so paired statistics and the
+gate need no run directory. Saving regenerates `<stem>.md` and `<stem>.png` beside it.
 """
 
 from spade.atomic import write_atomic
@@ -18,17 +18,26 @@ from spade.leaderboard.gate import (
     gate_report,
 )
 from spade.leaderboard.render import render_markdown, render_png
+from spade.leaderboard.reproduction import (
+    MAX_CHANGED_SAMPLES,
+    ChangedSample,
+    Reproduction,
+    reproduce,
+)
 from spade.leaderboard.row import BenchmarkScore, Provenance, Row, as_row, row_from_run
-from spade.leaderboard.run import RunResults, load_run
+from spade.leaderboard.run import RunResults, json_digest, load_run
 
 __all__ = [
+    "MAX_CHANGED_SAMPLES",
     "TOLERANCE_FLOOR",
     "Z_ONE_SIDED_95",
     "BenchmarkScore",
+    "ChangedSample",
     "GateResult",
     "Leaderboard",
     "LeaderboardError",
     "Provenance",
+    "Reproduction",
     "Row",
     "RunResults",
     "SavedFiles",
@@ -37,10 +46,12 @@ __all__ = [
     "deltas_table",
     "gate_failed",
     "gate_report",
+    "json_digest",
     "leaderboard_errors",
     "load_run",
     "render_markdown",
     "render_png",
+    "reproduce",
     "row_delta",
     "row_from_run",
     "write_atomic",

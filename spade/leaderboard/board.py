@@ -13,8 +13,9 @@ from typing import Any
 from spade.atomic import write_atomic
 from spade.leaderboard.errors import LeaderboardError
 from spade.leaderboard.render import compute_deltas, render_markdown, render_png
-from spade.leaderboard.row import Row
+from spade.leaderboard.row import GATE_SETTINGS, Row
 from spade.leaderboard.validation import (
+    PER_SAMPLE,
     leaderboard_schema,
     raise_first,
     read_json,
@@ -78,14 +79,16 @@ class Leaderboard:
     def upsert(self, row: Row) -> bool:
         """Add `row`, or replace the row with its label in place; True when it replaced one.
 
-        Tolerances set by hand on the replaced row (`settings.tolerances`) carry over when the
-        new row has none: re-recording a CI reference must not silently reset its gate.
+        Gate settings set by hand on the replaced row (`settings.tolerances`,
+        `settings.max_changed_samples`) carry over when the new row has none: re-recording a CI
+        reference must not silently reset its gate.
         """
         for index, old in enumerate(self.rows):
             if old.label == row.label:
-                if "tolerances" in old.settings and "tolerances" not in row.settings:
-                    settings = {**row.settings, "tolerances": old.settings["tolerances"]}
-                    row = replace(row, settings=settings)
+                kept = {k: old.settings[k] for k in GATE_SETTINGS
+                        if k in old.settings and k not in row.settings}  # fmt: skip
+                if kept:
+                    row = replace(row, settings={**row.settings, **kept})
                 self.rows[index] = row
                 return True
         self.rows.append(row)
@@ -140,9 +143,10 @@ def leaderboard_errors(data: object) -> list[str]:
                 f"rows[{index}].label: {row['label']!r} repeats rows[{seen[row['label']]}]"
             )
         seen.setdefault(row["label"], index)
-        for name in row["samples"]:
-            if name not in row["benchmarks"]:
-                errors.append(f"rows[{index}].samples.{name}: no such benchmark in the row")
+        for key in PER_SAMPLE:
+            for name in row.get(key, {}):
+                if name not in row["benchmarks"]:
+                    errors.append(f"rows[{index}].{key}.{name}: no such benchmark in the row")
     if "baseline" in data and data["baseline"] not in seen:
         errors.append(f"baseline: {data['baseline']!r} is not the label of a row")
     return errors

@@ -1,27 +1,41 @@
-"""The regression gate: does any benchmark drop beyond its tolerance against a stored row?
+"""The regression gate: two checks per benchmark of the stored row, either one can fail it.
 
-A benchmark fails when `stored - current > tolerance`, with
+1. The drop check (statistical). A benchmark fails when `stored - current > tolerance`, with
 
-    tolerance = max(floor, z × SE)
+       tolerance = max(floor, z × SE)
 
-`SE` is the standard error of the mean per-sample difference over the sample ids both runs
-scored (paired: most sampling noise cancels, so real drops stand out), or of the difference of
-two independent means when they share no id, or derived from the two stored CIs when either run
-kept no per-sample scores. `z` defaults to 1.645, a one-sided 95% bound: a drop fails only when
-it is unlikely to be noise. The floor (default 0.02, or `settings.tolerances[NAME]` of the
-stored row) keeps tiny but statistically detectable changes from failing a build: a drop must
-also matter. Higher is better for every primary metric.
+   `SE` is the standard error of the mean per-sample difference over the sample ids both runs
+   scored (paired: most sampling noise cancels, so real drops stand out), or of the difference
+   of two independent means when they share no id, or derived from the two stored CIs when
+   either run kept no per-sample scores. `z` defaults to 1.645, a one-sided 95% bound: a drop
+   fails only when it is unlikely to be noise. The floor (default 0.02, or
+   `settings.tolerances[NAME]` of the stored row) keeps tiny but statistically detectable
+   changes from failing a build: a drop must also matter. Higher is better for every primary
+   metric. It applies to any two runs (other weights, sampled decoding, another backend), but
+   it can only see a drop that is large against the slice's noise: with paired 0/1 scores
+   whose share of changed samples is `p`, `SE ≈ sqrt(p / n)`, so on `n` samples it sees a drop
+   `d` only when `d > 1.645 · sqrt(p / n)`; on a benchmark the model scores 0 on it sees
+   nothing (a score cannot drop below 0), and on 2 samples it sees nothing either.
+2. The reproduction check (`reproduction.py`): for a greedy run with the same weights hash,
+   backend, dtype and device as the stored row, every sample's output, extracted answer and
+   score must come back (compared as digests); the changed samples are listed, and more than
+   the stated number of them (`MAX_CHANGED_SAMPLES`) fail the benchmark. It sees a single
+   changed sample at any slice size, but only on the slice, and only when the identities match
+   (otherwise it says why it did not run).
+
+Also failed: a benchmark the current run lacks, or whose version or primary metric changed.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from spade.evals.stats import common_ids, standard_error, standard_error_from_ci
+from spade.leaderboard.reproduction import MAX_CHANGED_SAMPLES, Reproduction, reproduce
 from spade.leaderboard.row import Row, as_row
 from spade.leaderboard.run import RunResults
 
@@ -36,7 +50,9 @@ class GateResult:
     """The gate's verdict on one benchmark of the stored row.
 
     `stored` and `current` are the means actually compared (over shared samples when paired),
-    so `delta == current - stored`; they are None when there is nothing to compare.
+    so `delta == current - stored`; they are None when there is nothing to compare. `dropped`
+    is the drop check's verdict (also true for a missing or incomparable benchmark),
+    `reproduction` the reproduction check's (None when the benchmark could not be compared).
     """
 
     benchmark: str
@@ -44,11 +60,30 @@ class GateResult:
     current: float | None
     delta: float | None
     tolerance: float | None
-    failed: bool
+    dropped: bool
     reason: str
+    reproduction: Reproduction | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.dropped or (self.reproduction is not None and self.reproduction.failed)
 
     def line(self) -> str:
         return f"{'FAIL' if self.failed else 'ok'} {self.benchmark}: {self.reason}"
+
+    def lines(self) -> list[str]:
+        """The drop check's line, then the reproduction check's lines."""
+        extra = self.reproduction.lines() if self.reproduction is not None else []
+        return [self.line(), *extra]
+
+    def failures(self) -> str:
+        """What failed, briefly, for the verdict line."""
+        parts = []
+        if self.dropped:
+            parts.append("not comparable" if self.delta is None else f"dropped {-self.delta:.3f}")
+        if self.reproduction is not None and self.reproduction.failed:
+            parts.append(f"{self.reproduction.count} changed samples")
+        return f"{self.benchmark}: {' and '.join(parts)}"
 
 
 @dataclass(frozen=True)
@@ -64,8 +99,11 @@ def compare(
     stored: Row,
     tolerance_floor: float = TOLERANCE_FLOOR,
     z: float = Z_ONE_SIDED_95,
+    max_changed: int = MAX_CHANGED_SAMPLES,
 ) -> list[GateResult]:
-    """One `GateResult` per benchmark of `stored`, in its order.
+    """One `GateResult` per benchmark of `stored`, in its order: the drop check, and the
+    reproduction check with at most `max_changed` changed samples (or the stored row's
+    `settings.max_changed_samples[NAME]`).
 
     Also fails a benchmark the current run lacks, or whose version or primary metric changed
     (the scores are then not comparable: store a new row). Benchmarks only in the current run
@@ -88,7 +126,10 @@ def compare(
         else:
             floor = stored.tolerance_floor(name)
             floor = tolerance_floor if floor is None else floor
-            results.append(_judge(name, _difference(stored, row, name), floor, z))
+            limit = stored.changed_sample_limit(name)
+            limit = max_changed if limit is None else limit
+            drop = _judge(name, _difference(stored, row, name), floor, z)
+            results.append(replace(drop, reproduction=reproduce(stored, row, name, limit)))
     return results
 
 
@@ -97,10 +138,11 @@ def gate_failed(results: Iterable[GateResult]) -> bool:
 
 
 def gate_report(results: list[GateResult]) -> str:
-    """One line per benchmark, then a verdict line naming the failures."""
-    failed = [result.benchmark for result in results if result.failed]
-    verdict = f"gate: FAILED ({', '.join(failed)})" if failed else "gate: passed"
-    return "\n".join([*(result.line() for result in results), verdict])
+    """Per benchmark its drop-check line and reproduction lines (every changed sample), then
+    a verdict line naming each failed benchmark and what failed it."""
+    failed = [result.failures() for result in results if result.failed]
+    verdict = f"gate: FAILED ({'; '.join(failed)})" if failed else "gate: passed"
+    return "\n".join([*(line for result in results for line in result.lines()), verdict])
 
 
 def _judge(name: str, diff: _Difference, floor: float, z: float) -> GateResult:

@@ -1,4 +1,5 @@
-"""A leaderboard row: one run's summary scores, its per-sample scores and where it came from."""
+"""A leaderboard row: one run's summary scores, its per-sample scores and digests of each
+sample's output and extracted answer, and where it came from."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 import shlex
 import socket
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,13 @@ from spade.leaderboard.validation import (
 
 CURRENT_LABEL = "(current)"
 """Label given to a run compared without being stored."""
+GATE_SETTINGS = ("tolerances", "max_changed_samples")
+"""Keys of `settings` set by hand on a stored row to tune the regression gate."""
 
 
 @dataclass(frozen=True)
 class BenchmarkScore:
-    """One benchmark's primary metric in a row."""
+    """One benchmark's primary metric in a row, and the generation settings it ran with."""
 
     version: str
     n: int
@@ -35,10 +38,20 @@ class BenchmarkScore:
     value: float
     ci95: tuple[float, float]
     parse_failures: int = 0
+    generation: dict[str, Any] | None = None
+    """The declaration's generation settings (`max_gen_toks`, `temperature`, ...); None in
+    rows stored before they were kept."""
+
+    @property
+    def greedy(self) -> bool:
+        """True when the settings are known and say greedy decoding (temperature 0)."""
+        return self.generation is not None and self.generation.get("temperature") == 0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["ci95"] = list(self.ci95)
+        if self.generation is None:
+            del data["generation"]
         return data
 
     @classmethod
@@ -51,6 +64,7 @@ class BenchmarkScore:
             value=float(data["value"]),
             ci95=(float(lo), float(hi)),
             parse_failures=data.get("parse_failures", 0),
+            generation=data.get("generation"),
         )
 
 
@@ -88,11 +102,22 @@ class Row:
     samples: dict[str, dict[str, float]]
     """Per benchmark, `{sample_id: score}`; a benchmark may be absent (no samples kept)."""
     provenance: Provenance
+    outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per benchmark, `{sample_id: output digest}` (`run.json_digest`); absent in rows
+    stored before digests were kept."""
+    answers: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per benchmark, `{sample_id: digest of the extracted answer}`; absent likewise."""
 
     def tolerance_floor(self, benchmark: str) -> float | None:
         """The gate's tolerance floor for `benchmark` from `settings.tolerances`, if set."""
         value = self.settings.get("tolerances", {}).get(benchmark)
         return None if value is None else float(value)
+
+    def changed_sample_limit(self, benchmark: str) -> int | None:
+        """How many changed samples the gate lets `benchmark` have, from
+        `settings.max_changed_samples`, if set."""
+        value = self.settings.get("max_changed_samples", {}).get(benchmark)
+        return None if value is None else int(value)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +128,8 @@ class Row:
             "settings": self.settings,
             "benchmarks": {name: score.to_json() for name, score in self.benchmarks.items()},
             "samples": self.samples,
+            "outputs": self.outputs,
+            "answers": self.answers,
             "provenance": asdict(self.provenance),
         }
 
@@ -118,6 +145,8 @@ class Row:
             benchmarks={k: BenchmarkScore.from_json(v) for k, v in data["benchmarks"].items()},
             samples={k: {i: float(s) for i, s in v.items()} for k, v in data["samples"].items()},
             provenance=Provenance(**{k: data["provenance"][k] for k in _PROVENANCE_FIELDS}),
+            outputs={k: dict(v) for k, v in data.get("outputs", {}).items()},
+            answers={k: dict(v) for k, v in data.get("answers", {}).items()},
         )
 
 
@@ -148,6 +177,7 @@ def row_from_run(run: RunResults, label: str, provenance: Provenance | None = No
             value=float(metric["value"]),
             ci95=(float(lo), float(hi)),
             parse_failures=entry.get("parse_failures", 0),
+            generation=entry.get("generation"),
         )
     if provenance is None:
         provenance = Provenance.collect(results_dir=run.results_dir)
@@ -160,6 +190,8 @@ def row_from_run(run: RunResults, label: str, provenance: Provenance | None = No
         benchmarks=benchmarks,
         samples={name: dict(run.samples[name]) for name in benchmarks if name in run.samples},
         provenance=provenance,
+        outputs={name: dict(run.outputs[name]) for name in benchmarks if name in run.outputs},
+        answers={name: dict(run.answers[name]) for name in benchmarks if name in run.answers},
     )
     # The row must load back: check it against the file format now, not at the next load.
     data = row.to_json()

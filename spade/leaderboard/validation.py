@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -79,24 +80,49 @@ def _shorten(message: str) -> str:
 # data that has the scores left out.
 
 
+PER_SAMPLE = ("samples", "outputs", "answers")
+"""The row fields keyed by benchmark, then by sample id."""
+_DIGEST = re.compile(r"[0-9a-f]{16}")
+
+
 def without_scores(row: object) -> object:
-    """A row with each benchmark's sample scores emptied, for the schema check."""
-    if isinstance(row, dict) and isinstance(row.get("samples"), dict):
-        return {**row, "samples": {name: {} for name in row["samples"]}}
-    return row
+    """A row with each benchmark's sample scores and digests emptied, for the schema check."""
+    if not isinstance(row, dict):
+        return row
+    outline = dict(row)
+    for key in PER_SAMPLE:
+        if isinstance(row.get(key), dict):
+            outline[key] = {name: {} for name in row[key]}
+    return outline
 
 
 def score_errors(row: object, where: str) -> list[str]:
-    """Sample scores of a row that are not finite numbers, as `where.samples.NAME.ID: ...`."""
-    if not isinstance(row, dict) or not isinstance(row.get("samples"), dict):
+    """Sample scores that are not finite numbers and digests that are not 16 hex characters,
+    as `where.samples.NAME.ID: ...` (or `where.outputs...`, `where.answers...`)."""
+    if not isinstance(row, dict):
         return []
     errors = []
-    for name, scores in row["samples"].items():
-        if not isinstance(scores, dict):
-            continue  # the schema check on the outline reports this one
+    for name, scores in _per_sample(row, "samples"):
         for sample_id, score in scores.items():
             if isinstance(score, bool) or not isinstance(score, int | float):
                 errors.append(f"{where}samples.{name}.{sample_id}: {score!r} is not a number")
             elif not math.isfinite(score):
                 errors.append(f"{where}samples.{name}.{sample_id}: {score!r} is not finite")
-    return errors
+    return errors + _digest_errors(row, "outputs", where) + _digest_errors(row, "answers", where)
+
+
+def _digest_errors(row: dict[str, Any], key: str, where: str) -> list[str]:
+    return [
+        f"{where}{key}.{name}.{sample_id}: {digest!r} is not 16 hex characters"
+        for name, digests in _per_sample(row, key)
+        for sample_id, digest in digests.items()
+        if not isinstance(digest, str) or not _DIGEST.fullmatch(digest)
+    ]
+
+
+def _per_sample(row: dict[str, Any], key: str) -> list[tuple[str, dict[str, Any]]]:
+    # A benchmark entry that is not an object is reported by the schema check on the outline.
+    entries = row.get(key)
+    if not isinstance(entries, dict):
+        return []
+    return [(name, values) for name, values in entries.items() if isinstance(values, dict)]

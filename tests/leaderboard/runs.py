@@ -37,19 +37,29 @@ def run(
     versions: Mapping[str, str] | None = None,
     keep_samples: bool = True,
     checkpoint: str = "tiny",
+    weights_sha256: str | None = None,
+    outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    temperature: float = 0.0,
+    backend: str = "transformers",
+    answers: Mapping[str, Mapping[str, Any]] | None = None,
+    limit: int | None = None,
 ) -> RunResults:
+    """A run of `benchmarks` (`{name: {sample_id: score}}`). Each sample's output is
+    `outputs[name][sample_id]` where given, else `"answer to ID"`; its extracted answer
+    `answers[name][sample_id]`, else `"ID"`. Without `weights_sha256` the gate's reproduction
+    check does not apply (no identity to reproduce)."""
     results: dict[str, Any] = {
         "schema_version": 1,
         "created": "2025-01-01T00:00:00+00:00",
         "spade_version": "0.1.0",
         "checkpoint": {
             "spec": checkpoint,
-            "backend": "transformers",
+            "backend": backend,
             "path": None,
-            "weights_sha256": None,
+            "weights_sha256": weights_sha256,
             "dtype": "float32",
         },
-        "settings": {"limit": None},
+        "settings": {"limit": limit},
         "benchmarks": {},
     }
     records = []
@@ -62,12 +72,16 @@ def run(
             "metrics": {"accuracy": {"value": mean, "ci95": [lo, hi]}},
             "parse_failures": 0,
             "data_sha256": {},
-            "generation": {},
+            "generation": {"max_gen_toks": 64, "temperature": temperature, "n": 1},
             "seconds": 1.0,
         }
+        given = (outputs or {}).get(name, {})
+        parsed = (answers or {}).get(name, {})
         records += [
-            SampleResult(name, sample_id, "prompt", "output", None, None, score)
-            for sample_id, score in scores.items()
+            SampleResult(
+                name, i, "prompt", given.get(i, f"answer to {i}"), parsed.get(i, i), None, score
+            )
+            for i, score in scores.items()
         ]
     return RunResults.from_records(results, records if keep_samples else [])
 

@@ -28,6 +28,23 @@ def test_save_then_load_round_trips(tmp_path: Path) -> None:
     loaded = Leaderboard.load(path)
     assert loaded.rows == board.rows
     assert json.loads(path.read_text())["schema_version"] == 1
+    # Digests and generation settings are kept for the gate's reproduction check.
+    stored = loaded.rows[0]
+    assert len(stored.outputs["gsm8k"]) == len(stored.answers["gsm8k"]) == 100
+    assert stored.benchmarks["gsm8k"].greedy
+
+
+def test_a_row_stored_before_digests_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "ci.json"
+    saved_board(path)
+    data = json.loads(path.read_text())
+    for row_data in data["rows"]:
+        del row_data["outputs"], row_data["answers"]
+        for entry in row_data["benchmarks"].values():
+            del entry["generation"]
+    path.write_text(json.dumps(data))
+    loaded = Leaderboard.load(path).rows[0]
+    assert loaded.outputs == loaded.answers == {} and not loaded.benchmarks["gsm8k"].greedy
 
 
 def test_upsert_replaces_the_row_with_the_same_label(tmp_path: Path) -> None:
@@ -35,9 +52,11 @@ def test_upsert_replaces_the_row_with_the_same_label(tmp_path: Path) -> None:
     assert board.upsert(row("base", {"gsm8k": SCORES})) is False
     assert board.upsert(row("new", {"gsm8k": SCORES})) is False
     board.rows[0].settings["tolerances"] = {"gsm8k": 0.05}  # set by hand on the CI row
+    board.rows[0].settings["max_changed_samples"] = {"gsm8k": 1}
     assert board.upsert(row("base", {"gsm8k": flipped(SCORES, down=10)})) is True
     assert board.labels == ["base", "new"]
     assert board.row("base").benchmarks["gsm8k"].value == pytest.approx(0.5)
+    assert board.row("base").changed_sample_limit("gsm8k") == 1
     assert board.row("base").tolerance_floor("gsm8k") == 0.05  # carried over
 
 
@@ -70,6 +89,19 @@ def _corrupt(data: dict[str, Any]) -> None:
         (
             lambda d: d["rows"][0]["samples"]["gsm8k"].update({"7": "x"}),
             "rows[0].samples.gsm8k.7: 'x' is not a number",
+        ),
+        (
+            lambda d: d["rows"][0]["outputs"]["gsm8k"].update({"7": "not-a-digest"}),
+            "rows[0].outputs.gsm8k.7: 'not-a-digest' is not 16 hex characters",
+        ),
+        (lambda d: d["rows"][0]["outputs"].update(x={}), "rows[0].outputs.x: no such benchmark"),
+        (
+            lambda d: d["rows"][0]["answers"]["mbpp"].update({"3": 7}),
+            "rows[0].answers.mbpp.3: 7 is not 16 hex characters",
+        ),
+        (
+            lambda d: d["rows"][0]["settings"].update(max_changed_samples={"gsm8k": -1}),
+            "rows[0].settings.max_changed_samples.gsm8k: -1 is less than the minimum of 0",
         ),
     ],
 )

@@ -1,12 +1,17 @@
-"""The regression gate fails on real drops and passes on noise-sized changes."""
+"""The regression gate: the drop check fails on real drops and passes on noise-sized changes;
+the reproduction check lists every changed sample of a same-identity greedy run."""
+
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
 
-from spade.leaderboard import compare, gate_failed, gate_report
+from spade.leaderboard import MAX_CHANGED_SAMPLES, compare, gate_failed, gate_report
 from tests.leaderboard.runs import binary_scores, flipped, row, run
 
 STORED = binary_scores(100, 60)
+WEIGHTS = "7b387f36" * 8
 
 
 def test_gate_fails_on_an_injected_drop_and_names_it() -> None:
@@ -20,7 +25,7 @@ def test_gate_fails_on_an_injected_drop_and_names_it() -> None:
     assert "dropped 0.200" in gsm8k.reason and "0.600 → 0.400" in gsm8k.reason
     report = gate_report(results)
     assert report.splitlines()[0].startswith("FAIL gsm8k: dropped 0.200")
-    assert report.splitlines()[-1] == "gate: FAILED (gsm8k)"
+    assert report.splitlines()[-1] == "gate: FAILED (gsm8k: dropped 0.200)"
 
 
 @pytest.mark.parametrize(("down", "up"), [(0, 0), (2, 0), (3, 1), (4, 4), (1, 3)])
@@ -87,3 +92,136 @@ def test_gate_compares_only_the_samples_both_runs_scored() -> None:
     subset = {i: s for i, s in STORED.items() if int(i) % 2 == 0}
     result = compare(run({"gsm8k": subset}), stored)[0]
     assert result.delta == 0.0 and not result.failed and "paired on 50 samples" in result.reason
+
+
+def _same_model(benchmarks: Any, **kwargs: Any) -> Any:
+    return run(benchmarks, weights_sha256=WEIGHTS, **kwargs)
+
+
+def test_identical_greedy_rerun_reproduces_every_sample() -> None:
+    stored = row("ci", {"gsm8k": STORED, "games": binary_scores(6, 0)}, weights_sha256=WEIGHTS)
+    results = compare(_same_model({"gsm8k": STORED, "games": binary_scores(6, 0)}), stored)
+    assert not gate_failed(results)
+    report = gate_report(results)
+    assert "reproduction ok: all 100 samples reproduced" in report
+    assert "reproduction ok: all 6 samples reproduced" in report
+
+
+def test_changed_outputs_on_a_zero_scoring_benchmark_fail_and_are_listed() -> None:
+    # The drop check cannot see anything on a benchmark scoring 0; the reproduction check can.
+    zeros = binary_scores(6, 0)
+    stored = row("ci", {"games": zeros}, weights_sha256=WEIGHTS)
+    moved = {"4": "e5 instead of e4", "5": "fold"}
+    current = _same_model({"games": zeros}, outputs={"games": moved})
+    (games,) = compare(current, stored)
+    assert games.failed and not games.dropped and games.delta == 0.0
+    report = gate_report([games])
+    assert "reproduction FAILED: 2 of 6 samples changed, more than the 1 allowed" in report
+    assert "    4: score 0 unchanged, output changed, same answer" in report.splitlines()
+    assert report.splitlines()[-1] == "gate: FAILED (games: 2 changed samples)"
+
+
+def test_one_changed_sample_is_allowed_by_default_and_still_listed() -> None:
+    assert MAX_CHANGED_SAMPLES == 1
+    zeros = binary_scores(6, 0)
+    stored = row("ci", {"games": zeros}, weights_sha256=WEIGHTS)
+    current = _same_model({"games": zeros}, outputs={"games": {"4": "e5 instead of e4"}})
+    (games,) = compare(current, stored)
+    assert not games.failed
+    report = gate_report([games])
+    assert "reproduction ok: 1 of 6 samples changed, within the 1 allowed" in report
+    assert "    4: score 0 unchanged, output changed, same answer" in report.splitlines()
+    assert report.splitlines()[-1] == "gate: passed"
+
+
+def test_a_score_change_with_the_same_output_is_a_scorer_change() -> None:
+    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS)
+    current = _same_model({"gsm8k": flipped(STORED, down=2)})
+    (gsm8k,) = compare(current, stored)
+    assert gsm8k.failed and not gsm8k.dropped  # 2 of 100 is far inside the drop tolerance
+    assert gsm8k.reproduction is not None
+    assert [c.describe() for c in gsm8k.reproduction.changed] == [
+        "58: score 1 → 0, same output, same answer",
+        "59: score 1 → 0, same output, same answer",
+    ]
+
+
+def test_an_extractor_change_moves_answers_even_where_no_score_moves() -> None:
+    # A broken answer extractor on wrong answers: every score stays 0, the answers move.
+    zeros = binary_scores(20, 0)
+    stored = row("ci", {"gsm8k": zeros}, weights_sha256=WEIGHTS)
+    first_numbers = {"gsm8k": {i: "1st number" for i in zeros}}
+    (gsm8k,) = compare(_same_model({"gsm8k": zeros}, answers=first_numbers), stored)
+    assert gsm8k.failed and not gsm8k.dropped
+    assert gsm8k.reproduction is not None and len(gsm8k.reproduction.changed) == 20
+    assert gsm8k.lines()[2] == "    0: score 0 unchanged, same output, answer changed"
+
+
+def test_the_stated_allowance_is_the_limit() -> None:
+    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS)
+    two_changed = _same_model({"gsm8k": flipped(STORED, down=1, up=1)})
+    assert gate_failed(compare(two_changed, stored, max_changed=1))
+    assert not gate_failed(compare(two_changed, stored, max_changed=2))
+    stored.settings["max_changed_samples"] = {"gsm8k": 2}  # set by hand on the stored row
+    (gsm8k,) = compare(two_changed, stored)
+    assert not gsm8k.failed
+    assert gsm8k.reproduction is not None and len(gsm8k.reproduction.changed) == 2
+    assert "2 of 100 samples changed, within the 2 allowed" in gate_report([gsm8k])
+
+
+def test_a_real_drop_fails_both_checks() -> None:
+    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS)
+    (gsm8k,) = compare(_same_model({"gsm8k": flipped(STORED, down=20)}), stored)
+    assert gsm8k.dropped and gsm8k.reproduction is not None and gsm8k.reproduction.failed
+    assert gsm8k.failures() == "gsm8k: dropped 0.200 and 20 changed samples"
+    assert len(gate_report([gsm8k]).splitlines()) == 1 + 1 + 20 + 1  # every sample listed
+
+
+@pytest.mark.parametrize(
+    ("current", "why"),
+    [
+        (run({"gsm8k": STORED}, weights_sha256="0" * 64), "weights_sha256 differs"),
+        (run({"gsm8k": STORED}, weights_sha256=WEIGHTS, backend="vllm"), "backend differs"),
+        (run({"gsm8k": STORED}, weights_sha256=WEIGHTS, temperature=0.7), "not greedy"),
+        (run({"gsm8k": STORED}), "no weights hash"),
+    ],
+)
+def test_reproduction_is_not_expected_across_identities(current: Any, why: str) -> None:
+    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS)
+    changed = {"gsm8k": {i: "something else" for i in STORED}}
+    other = run(
+        {"gsm8k": STORED},
+        weights_sha256=current.results["checkpoint"]["weights_sha256"],
+        backend=current.results["checkpoint"]["backend"],
+        temperature=current.results["benchmarks"]["gsm8k"]["generation"]["temperature"],
+        outputs=changed,
+    )
+    (gsm8k,) = compare(other, stored)
+    assert not gsm8k.failed  # every output differs, but nobody promised they would not
+    assert gsm8k.reproduction is not None and not gsm8k.reproduction.checked
+    assert why in gate_report([gsm8k])
+
+
+def test_a_stored_row_without_digests_skips_reproduction_and_says_so() -> None:
+    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS)
+    old = replace(stored, outputs={})  # as rows stored before digests were kept
+    (gsm8k,) = compare(_same_model({"gsm8k": STORED}), old)
+    assert not gsm8k.failed
+    assert "  reproduction not checked: the stored row kept no output digests" in gsm8k.lines()
+
+
+def test_a_limit_run_is_compared_on_the_samples_it_ran() -> None:
+    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS)
+    subset = {i: s for i, s in STORED.items() if int(i) < 30}
+    (gsm8k,) = compare(_same_model({"gsm8k": subset}, limit=30), stored)
+    assert not gsm8k.failed and "all 30 samples reproduced" in gate_report([gsm8k])
+
+
+def test_samples_missing_from_a_run_of_the_same_slice_are_changed_samples() -> None:
+    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS)
+    dropped = {i: s for i, s in STORED.items() if i not in ("7", "8")}  # a runner lost two
+    (gsm8k,) = compare(_same_model({"gsm8k": dropped}), stored)
+    assert gsm8k.failed and not gsm8k.dropped
+    lines = gsm8k.lines()
+    assert lines[1].startswith("  reproduction FAILED: 2 of 100 samples changed")
+    assert lines[2:] == ["    7: missing from this run", "    8: missing from this run"]

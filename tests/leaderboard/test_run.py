@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from spade.leaderboard import LeaderboardError, RunResults, load_run, row_from_run
+from spade.leaderboard import LeaderboardError, RunResults, json_digest, load_run, row_from_run
 from tests.leaderboard.runs import PROVENANCE, binary_scores, run
 
 
@@ -87,3 +87,32 @@ def test_results_with_nan_scores_are_rejected() -> None:
     current.results["benchmarks"]["gsm8k"]["metrics"]["accuracy"]["value"] = float("nan")
     with pytest.raises(LeaderboardError, match="accuracy: value and ci95 must be finite"):
         row_from_run(current, "x", PROVENANCE)
+
+
+def test_json_digests_are_the_same_in_memory_and_read_back(tmp_path: Path) -> None:
+    outputs = {"games": {"0": ["e4", "(1, 2)"], "1": [["cd(folder='x')"]]}}
+    in_memory = run({"games": binary_scores(2, 1)}, outputs=outputs)
+    folder = tmp_path / "out"
+    (folder / "samples").mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(in_memory.results))
+    lines = [
+        json.dumps({"benchmark": "games", "sample_id": i, "output": o, "answer": i, "score": s})
+        for (i, o), s in zip(outputs["games"].items(), (1.0, 0.0), strict=True)
+    ]
+    (folder / "samples" / "games.jsonl").write_text("\n".join(lines))
+    read_back = load_run(folder)
+    assert read_back.outputs == in_memory.outputs and read_back.answers == in_memory.answers
+    assert set(in_memory.answers["games"]) == {"0", "1"}
+    assert in_memory.outputs["games"]["0"] == json_digest(["e4", "(1, 2)"])
+    assert json_digest({"a": 1, "b": 2}) == json_digest({"b": 2, "a": 1})
+    assert json_digest(("e4",)) == json_digest(["e4"])  # a tuple is written as a list
+    assert json_digest("The answer is 4") != json_digest("The answer is 5")
+
+
+def test_records_without_output_or_answer_have_no_digest() -> None:
+    current = RunResults.from_records(
+        run({"gsm8k": binary_scores(1, 1)}).results,
+        [{"benchmark": "gsm8k", "sample_id": "0", "score": 1.0}],
+    )
+    assert current.samples == {"gsm8k": {"0": 1.0}}
+    assert current.outputs == {} and current.answers == {}
