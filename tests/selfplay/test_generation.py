@@ -47,6 +47,11 @@ def test_the_default_engine_is_the_learners_own_model(tiny_model_dir: Path, tmp_
     assert isinstance(run.engine, LiveEngine)
 
 
+@pytest.mark.xfail(
+    raises=RuntimeError, strict=True,
+    reason="the text-only stand-in server cannot serve token-in rollouts (by design since the "
+    "token-in change); the real managed-vLLM replacement is issue #13 item 4",
+)  # fmt: skip
 def test_server_rollouts_follow_each_update_through_lora_adapters(
     tiny_model_dir: Path, tmp_path: Path, server: ChatCompletionsServer
 ) -> None:
@@ -81,6 +86,11 @@ def test_server_rollouts_follow_each_update_through_lora_adapters(
     assert set(server.adapters) == {f"{prefix}-step-2"} and not adapter.exists()
 
 
+@pytest.mark.xfail(
+    raises=RuntimeError, strict=True,
+    reason="the text-only stand-in server cannot serve token-in rollouts (by design since the "
+    "token-in change); the real managed-vLLM replacement is issue #13 item 4",
+)  # fmt: skip
 def test_a_resumed_run_resyncs_before_its_first_rollout(
     tiny_model_dir: Path, tmp_path: Path, server: ChatCompletionsServer
 ) -> None:
@@ -149,7 +159,6 @@ def test_vllm_engine_copies_the_trained_weights_lora_merged_into_the_engine(
     [
         (["generation.backend=server"], "needs base_url"),
         (["generation.weight_sync=lora_adapter"], "needs update.lora: true"),
-        (["generation.backend=vllm"], "needs vLLM"),
         (
             ["generation.backend=server", "generation.base_url=http://127.0.0.1:9/v1"],
             "cannot list the served models",
