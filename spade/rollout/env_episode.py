@@ -229,4 +229,3 @@ def trim_history(messages: list[Message], budget: int) -> list[Message]:
     if kept and kept[0]["role"] != "assistant":
         kept = kept[1:]  # keep user/assistant alternation after the head
     return head + kept
-

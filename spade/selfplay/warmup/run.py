@@ -142,9 +142,10 @@ def _designer_records(config: WarmupConfig) -> list[dict[str, Any]]:
 
     if config.designer_examples == 0:
         return []
-    data_config = DesignerDataConfig(**{
+    fields: dict[str, Any] = {  # YAML lists become the config's tuples
         k: tuple(v) if isinstance(v, list) else v for k, v in config.designer_data.items()
-    })  # fmt: skip
+    }
+    data_config = DesignerDataConfig(**fields)
     rng = random.Random(f"warmup/designer/{config.seed}")
     corpus = open_corpus(config.corpus.source, CorpusOptions(
         min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
