@@ -183,7 +183,8 @@ def grpo_update(
         own = [micro_batches[world.rank :: world.size] for micro_batches in plan]
         if needs_old or reference is not None:
             _score_before_update(model, own, config, needs_old, reference, autocast, mismatch)
-        if not plan and world.is_main:
+        # No micro-batch runs (no samples, or only zero-advantage ones): probe instead.
+        if not any(plan) and world.is_main:
             _probe_mismatch(model, samples, config, pad_id, device, autocast, mismatch)
         for _ in range(config.num_iterations):
             for micro_batches in plan:

@@ -63,3 +63,24 @@ def test_tis_down_weights_tokens_the_sampler_found_likelier(tiny_model_dir: Path
         moved[cap] = metrics["grad_norm"]
     assert moved[2.0] == pytest.approx(moved[None] * float(torch.exp(torch.tensor(-10.0))),
                                        rel=1e-2)  # fmt: skip
+
+
+def test_an_update_with_only_zero_advantages_still_measures_the_mismatch(
+    tiny_model_dir: Path,
+) -> None:
+    """Unmasked samples whose advantages are all zero run no micro-batch; the mismatch is
+    then probed, so every iteration logs it (a fixed-arm iteration once logged none)."""
+    from spade.rl import Learner
+    from spade.rl.grpo import completion_logprobs
+    from spade.rl.samples import collate, fit_sample
+    from tests.rl.token_samples import sample
+
+    flat = sample([{"role": "user", "content": "Open the door."}], "\\boxed{open}", 0.0, "agent")
+    learner = Learner(tiny_model_dir, UpdateConfig(lr=1e-2))
+    batch = collate([fit_sample(flat, 512)], learner.tokenizer.pad_token_id)
+    with torch.no_grad():
+        own = completion_logprobs(learner.model, batch, 1.0)[0][0].tolist()
+    shifted = replace(flat, sampled_logprobs=tuple(lp - 0.5 for lp in own))
+    metrics = learner.update([shifted]).as_dict()
+    assert metrics["optimizer_steps"] == 0
+    assert metrics["mismatch/logprob_abs_diff_max"] == pytest.approx(0.5, abs=1e-3)
