@@ -22,6 +22,8 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 # constraints/cpu.txt pins the CPU build of torch; a bare `torch` would pull a CUDA build.
 .venv/bin/python -m pip install -q -c "${SPADE_CONSTRAINTS:-constraints/cpu.txt}" -e '.[test]'
+# Ray (pinned in the `ray` extra): spade-eval --ray and spade-train's ray: section, and tests.
+.venv/bin/python -m pip install -q -c "${SPADE_CONSTRAINTS:-constraints/cpu.txt}" -e '.[ray]'
 # bfcl-eval's own requirements pin numpy 1.x and many API clients: only its backends and
 # checker are used, so it goes in without them (tree-sitter: its handler utils, for tests).
 .venv/bin/python -m pip install -q --no-deps bfcl-eval==2026.3.23

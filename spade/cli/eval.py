@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,16 @@ from tqdm import tqdm
 
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.sandbox_choice import add_sandbox_argument, use_sandbox
-from spade.evals.declarations import DeclarationError
+from spade.distributed import LOCAL, Cluster, ClusterError, Shard, ShardFailed, Workers, run_sharded
+from spade.evals.declarations import Declaration, DeclarationError
 from spade.evals.run import (
     BenchmarkRun,
+    planned_ids,
     resolve_benchmarks,
     results_document,
     run_benchmark,
+    run_shard,
+    sharded_run,
     write_results,
 )
 from spade.models.policy import PolicyError
@@ -54,6 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--serve", action="store_true", help="generate through a vllm serve that "
                         "spade starts on 127.0.0.1 (log in the output dir)")  # fmt: skip
     add_sandbox_argument(parser)  # the code and suite benchmarks run generated code
+    parser.add_argument("--ray", nargs="?", const=LOCAL, metavar="ADDRESS",
+                        help="shard each benchmark's samples over Ray workers: HOST:PORT of a "
+                        "cluster, auto (the one `ray start` made here), or nothing for a local "
+                        "cluster")  # fmt: skip
+    parser.add_argument("--ray-workers", type=int, metavar="N", help="Ray workers, each with its "
+                        "own policy backend (default: one per GPU of the cluster, else one per "
+                        "CPU)")  # fmt: skip
+    parser.add_argument("--ray-gpus-per-worker", type=float, metavar="G", help="GPUs each Ray "
+                        "worker holds (default: 1 on a cluster with GPUs when a model runs "
+                        "locally, else 0)")  # fmt: skip
     return parser
 
 
@@ -73,6 +88,17 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"data dir {args.data_dir} does not exist")
     if args.predictions is not None and not args.predictions.is_file():
         raise UsageError(f"predictions file {args.predictions} does not exist")
+    if args.ray is None and (args.ray_workers is not None or args.ray_gpus_per_worker is not None):
+        raise UsageError("--ray-workers and --ray-gpus-per-worker need --ray")
+    if args.ray_workers is not None and args.ray_workers < 1:
+        raise UsageError(f"--ray-workers must be >= 1, got {args.ray_workers}")
+    if args.ray_gpus_per_worker is not None and args.ray_gpus_per_worker < 0:
+        raise UsageError(f"--ray-gpus-per-worker must be >= 0, got {args.ray_gpus_per_worker}")
+    if args.ray is not None and args.serve:
+        raise UsageError(
+            "give --serve or --ray, not both: each Ray worker holds its own engine (use "
+            "--checkpoint vllm:PATH for vLLM on each worker's GPU)"
+        )
 
 
 def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]:
@@ -98,14 +124,26 @@ def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]
     return PolicyResponder(policy, model_key, cache, args.batch_size), checkpoint
 
 
-def run_all(args: argparse.Namespace, respond: Responder) -> tuple[list[BenchmarkRun], str | None]:
+def plan(
+    args: argparse.Namespace, respond: Responder | None
+) -> tuple[list[Declaration], str | None, dict[str, list[str]]]:
+    """The benchmarks to run, the preset, and the ids saved predictions fix (if any)."""
     names = args.benchmarks.split(",") if args.benchmarks else None
     given: dict[str, list[str]] = {}
     if isinstance(respond, Predictions):
         names = names or sorted(respond.predictions)
         given = {n: respond.ids(n) for n in names}
     declarations, preset = resolve_benchmarks(names, args.preset)
-    if any(d.runner in ("code", "suite") for d in declarations):  # they run generated code
+    return declarations, preset, given
+
+
+def runs_code(declarations: list[Declaration]) -> bool:
+    return any(d.runner in ("code", "suite") for d in declarations)
+
+
+def run_all(args: argparse.Namespace, respond: Responder) -> tuple[list[BenchmarkRun], str | None]:
+    declarations, preset, given = plan(args, respond)
+    if runs_code(declarations):  # they run generated code
         resolve_backend()  # no usable sandbox: one line and exit 2, before any sample runs
     runs = []
     bar = tqdm(total=0, unit="sample", file=sys.stderr, dynamic_ncols=True)
@@ -123,6 +161,89 @@ def run_all(args: argparse.Namespace, respond: Responder) -> tuple[list[Benchmar
                                   args.limit, progress))  # fmt: skip
     bar.close()
     return runs, preset
+
+
+def run_on_ray(
+    args: argparse.Namespace,
+) -> tuple[list[BenchmarkRun], str | None, dict[str, Any], dict[str, Any]]:
+    """--ray: each benchmark's seeded samples split over Ray workers (spade.distributed), each
+    with its own responder, merged into the runs a local run returns; also the checkpoint and
+    sandbox records, as the workers saw them."""
+    saved = make_responder(args) if args.predictions is not None else None
+    declarations, preset, given = plan(args, saved[0] if saved else None)
+    ids = {d.name: planned_ids(d, args.data_dir, given.get(d.name), preset, args.limit)
+           for d in declarations}  # fmt: skip
+    # Saved predictions travel to the workers as they are; a checkpoint is loaded on each.
+    setup = partial(_given, saved) if saved else partial(make_responder, args)
+    work = partial(run_shard, {d.name: d for d in declarations}, args.data_dir)
+    done: dict[str, int] = {}
+
+    def progress(name: str, count: int) -> None:
+        done[name] = count
+        bar.n = sum(done.values())
+        bar.set_description(name)
+
+    def retry(shard: Shard) -> None:
+        tqdm.write(f"spade-eval: {shard.label}: its Ray worker died; running it once more on "
+                   "a restarted worker", file=sys.stderr)  # fmt: skip
+
+    total = sum(map(len, ids.values()))
+    with Cluster(args.ray) as cluster:
+        workers = ray_workers(args, cluster)
+        check = partial(check_workers, runs_code(declarations))
+        with tqdm(total=total, unit="sample", file=sys.stderr, dynamic_ncols=True,
+                  desc="ray") as bar:  # fmt: skip
+            sharded = run_sharded(cluster, setup, ids, work, workers, check, progress, retry)
+    runs = [sharded_run(d, sharded.results[d.name], sharded.seconds[d.name], args.data_dir)
+            for d in declarations]  # fmt: skip
+    first = sharded.workers[0]
+    return runs, preset, first["setup"], first["sandbox"]
+
+
+def _given(value: tuple[Responder, dict[str, Any]]) -> tuple[Responder, dict[str, Any]]:
+    """A worker's setup on saved predictions: the driver's responder, as it arrived."""
+    return value
+
+
+def ray_workers(args: argparse.Namespace, cluster: Cluster) -> Workers:
+    """--ray-workers and --ray-gpus-per-worker, defaulted from the cluster and checked
+    against it (one line when it could never hold them)."""
+    have = cluster.resources()
+    local_model = args.checkpoint is not None and not args.checkpoint.startswith("openai:")
+    gpus = args.ray_gpus_per_worker
+    if gpus is None:
+        gpus = 1.0 if have.gpus and local_model else 0.0
+    count = args.ray_workers or max(1, int(have.gpus // gpus if gpus else have.cpus))
+    asked = f"--ray-workers {count}" if args.ray_workers else f"--ray ({count} workers by default)"
+    if args.ray_gpus_per_worker is not None:
+        asked += f" --ray-gpus-per-worker {gpus:g}"
+    cluster.require(count, 1.0, gpus, asked)
+    print(f"spade-eval: {count} Ray workers (1 CPU, {gpus:g} GPU each) on the cluster at "
+          f"{cluster.address} ({have.describe()})", file=sys.stderr)  # fmt: skip
+    return Workers(count, 1.0, gpus)
+
+
+def check_workers(runs_code: bool, workers: list[dict[str, Any]]) -> None:
+    """Before any shard runs: every worker loaded the same weights and has the same sandbox,
+    and it can run generated code where a benchmark needs to."""
+    from spade.sandbox import SandboxUnavailable
+
+    first = workers[0]
+    for worker in workers[1:]:
+        for key in ("backend", "weights_sha256"):
+            if worker["setup"].get(key) != first["setup"].get(key):
+                raise UsageError(
+                    f"Ray workers disagree on the checkpoint's {key}: {first['setup'].get(key)} "
+                    f"on {first['node']}, {worker['setup'].get(key)} on {worker['node']}"
+                )
+        if worker["sandbox"] != first["sandbox"]:
+            raise UsageError(
+                f"Ray workers' sandboxes differ ({first['sandbox'].get('backend')} on "
+                f"{first['node']}, {worker['sandbox'].get('backend')} on {worker['node']}): "
+                "choose one with --sandbox"
+            )
+    if runs_code and first["sandbox"].get("backend") is None:
+        raise SandboxUnavailable(f"on Ray node {first['node']}: {first['sandbox']['unavailable']}")
 
 
 def print_summary(document: dict[str, Any]) -> None:
@@ -157,9 +278,14 @@ def main(argv: list[str] | None = None) -> int:
     args.output = args.output or default_output(args)  # before a served model logs there
     use_sandbox("spade-eval", SandboxConfig(backend=args.backend))
     try:
-        respond, checkpoint = make_responder(args)
-        runs, preset = run_all(args, respond)
-    except (DeclarationError, PredictionsError, SuiteError, PolicyError) as exc:
+        if args.ray is not None:
+            runs, preset, checkpoint, sandbox = run_on_ray(args)
+        else:
+            respond, checkpoint = make_responder(args)
+            runs, preset = run_all(args, respond)
+            sandbox = describe_backend()
+    except (DeclarationError, PredictionsError, SuiteError, PolicyError, ClusterError,
+            ShardFailed) as exc:  # fmt: skip
         raise UsageError(str(exc)) from None
     command = ["spade-eval", *(argv if argv is not None else sys.argv[1:])]
     settings = {
@@ -168,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmarks": [r.declaration.name for r in runs],
         "data_dir": str(args.data_dir) if args.data_dir else None,
         "command": shlex.join(command),
-        "sandbox": describe_backend(),
+        "sandbox": sandbox,
     }
     document = results_document(runs, checkpoint, settings)
     output = args.output or default_output(args)

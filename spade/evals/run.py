@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import yaml
@@ -21,6 +21,9 @@ from spade.evals.stats import mean_ci
 from spade.evals.suite_runner import PREFIX as SUITE_PREFIX
 from spade.evals.suite_runner import suite_declaration
 from spade.rollout import Responder
+
+if TYPE_CHECKING:
+    from spade.distributed import Shard
 
 SCHEMA_VERSION = 1
 PRESETS_FILE = "presets.yaml"
@@ -106,6 +109,7 @@ def choose_ids(
     """The preset's (or --limit's) seeded slice; a benchmark may slice its own ids."""
     slices = declaration.slices
     sizes = preset_sizes(preset)
+    size: int | None
     if limit is not None:
         size = limit
     elif declaration.name in sizes:
@@ -117,6 +121,41 @@ def choose_ids(
         picked: list[str] = pick(all_ids, size, slices.seed)
         return picked
     return seeded_slice(all_ids, size, slices.seed, slices.stratify)
+
+
+def planned_ids(
+    declaration: Declaration,
+    data_dir: Path | None,
+    ids: list[str] | None = None,
+    preset: str | None = None,
+    limit: int | None = None,
+) -> list[str]:
+    """The ids `run_benchmark` would run (its data verified first): what a sharded run splits."""
+    if data_dir is not None:
+        declaration.verify_data(data_dir)
+    if ids is not None:
+        return ids
+    benchmark = build_benchmark(declaration)
+    return choose_ids(declaration, benchmark, benchmark.sample_ids(data_dir), preset, limit)
+
+
+def run_shard(
+    declarations: Mapping[str, Declaration],
+    data_dir: Path | None,
+    respond: Responder,
+    shard: Shard,
+    progress: ProgressCallback,
+) -> list[SampleResult]:
+    """One shard of a sharded run, on a worker: its benchmark's runner on the shard's ids."""
+    benchmark = build_benchmark(declarations[shard.task])
+    return benchmark.run(list(shard.ids), respond, data_dir, progress)
+
+
+def sharded_run(declaration: Declaration, samples: list[SampleResult], seconds: float,
+                data_dir: Path | None) -> BenchmarkRun:  # fmt: skip
+    """The merged shards of one benchmark, as `run_benchmark` returns a local run."""
+    hashes = declaration.data_hashes() if data_dir is not None else {}
+    return BenchmarkRun(declaration, samples, seconds, hashes)
 
 
 def run_benchmark(

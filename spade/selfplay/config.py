@@ -149,6 +149,22 @@ class GenerationConfig(_Strict):
         return self
 
 
+class RayConfig(_Strict):
+    """Where the agent's env workers run: in this process's sandbox, or on Ray actors
+    (`spade.distributed.EnvHosts`; env code then runs in the sandbox of the actor's node)."""
+
+    env_workers: int = Field(
+        0, ge=0,
+        description="Ray actors hosting the sandboxed env workers of the agent's episodes (taken "
+        "in turn, one per episode); 0 = no Ray, env workers start in this process's sandbox",
+    )  # fmt: skip
+    address: str | None = Field(
+        None, description="the cluster: HOST:PORT, auto (the one `ray start` made on this "
+        "machine), or None = a local cluster this run starts",
+    )  # fmt: skip
+    cpus_per_env_worker: float = Field(1.0, gt=0, description="CPUs each env host actor holds")
+
+
 class TrainConfig(_Strict):
     model: str = Field("smollm2-135m", description="HF model dir or built-in alias")
     mode: Mode = Field("spade", description="spade (self-play) or fixed (agent on a suite)")
@@ -181,6 +197,7 @@ class TrainConfig(_Strict):
         "auto (bubblewrap, else docker; the run stops when neither works), bwrap, docker, or "
         "unsafe-process (explicit opt-in without that isolation), and the limits",
     )  # fmt: skip
+    ray: RayConfig = Field(default_factory=RayConfig, description="env workers on Ray")
 
     def update_config(self) -> UpdateConfig:
         return UpdateConfig.from_dict({"seed": self.seed, **self.update})

@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from spade.corpus import CorpusOptions, open_corpus
+from spade.distributed import ClusterError, EnvHosts
+from spade.envs.remote import RemoteEnv
 from spade.models.chat_template import ChatTokens
 from spade.models.policy import Completion, SamplingParams
 from spade.rl.advantages import designer_advantages
@@ -28,7 +30,7 @@ from spade.rollout import GenRequest, PolicyResponder, Responder
 from spade.sandbox import SandboxConfig
 from spade.selfplay import loop_state
 from spade.selfplay.agent_step import EnvPlays, PlayableEnv, Rollout, agent_samples, play_envs
-from spade.selfplay.config import ConfigError, RewardConfig, TrainConfig, dump_config
+from spade.selfplay.config import ConfigError, RayConfig, RewardConfig, TrainConfig, dump_config
 from spade.selfplay.design_step import (
     Candidate,
     DesignTimes,
@@ -50,6 +52,10 @@ class SelfPlayRun:
         self.run_dir = run_dir
         self.suites_root = suites_root
         self.sandbox: SandboxConfig = config.sandbox
+        self.env_hosts = start_env_hosts(config.ray)  # first: a bad cluster fails fast
+        self.open_env: Callable[..., RemoteEnv] = (
+            self.env_hosts.open if self.env_hosts else RemoteEnv
+        )
         self.learner = Learner(config.model, config.update_config())
         self.chat_tokens = ChatTokens(self.learner.tokenizer)
         self.engine = make_engine(config, self.learner, run_dir)
@@ -90,6 +96,18 @@ class SelfPlayRun:
 
     # -- the loop -----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
+        try:
+            return self._iterations()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the Ray env hosts, if the run has them (`ray.env_workers`)."""
+        if self.env_hosts is not None:
+            self.env_hosts.close()
+            self.env_hosts = None
+
+    def _iterations(self) -> dict[str, Any]:
         bar = tqdm(total=self.config.iterations, initial=self.step, desc="spade-train",
                    unit="it", dynamic_ncols=True)  # fmt: skip
         last: dict[str, Any] = {}
@@ -132,7 +150,7 @@ class SelfPlayRun:
                           config.agent.turn_cap)  # fmt: skip
         timed = _TimedResponder(respond)
         plays = play_envs([env for env, _ in envs], timed, config.agent.plays, rollout, rng,
-                          self.sandbox)  # fmt: skip
+                          self.sandbox, open_env=self.open_env)  # fmt: skip
         timings["rollouts"] = time.perf_counter() - rollout_started
         timings["rollout_generation"] = timed.seconds
         # Everything in the rollouts but the policy: env start, reset, step and close.
@@ -230,6 +248,17 @@ class SelfPlayRun:
     def finish(self) -> Path:
         """Export the final policy as a HF model dir `spade-eval --checkpoint` takes."""
         return self.learner.export_hf(self.run_dir / "final")
+
+
+def start_env_hosts(ray: RayConfig) -> EnvHosts | None:
+    """`ray.env_workers` Ray actors to host the agent's env workers; None: they run here."""
+    if not ray.env_workers:
+        return None
+    try:
+        return EnvHosts.start(ray.address, ray.env_workers, ray.cpus_per_env_worker,
+                              f"ray.env_workers={ray.env_workers}")  # fmt: skip
+    except ClusterError as exc:
+        raise ConfigError(f"ray: {exc}") from None
 
 
 def _metrics(
