@@ -42,18 +42,14 @@ from spade.sandbox import (  # noqa: E402
     configure,
     start_entry,
 )
-from spade.sandbox.process import bwrap_works  # noqa: E402
 from spade.sandbox.transport import Transport  # noqa: E402
 from tests.cli.test_sandbox_choice import NO_SANDBOX, bare_machine  # noqa: E402
 from tests.evals.bfcl_helpers import UMBRELLA, benchmark, entries, gold  # noqa: E402
+from tests.sandbox.backends import sandbox_backends  # noqa: E402
 from tests.sandbox.conftest import docker_url  # noqa: E402, F401 — the engine, for docker tests
 
 ROOT = Path(__file__).resolve().parents[2]
-BACKENDS = [
-    pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bubblewrap")),
-    "unsafe-process",
-    pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.timeout(300)]),
-]
+BACKENDS = sandbox_backends(300)
 UNGUARDED = PythonEntry("tests.sandbox.unguarded_bfcl_worker",
                         packages=(*WORKER_ENTRY.packages, "tests"))  # fmt: skip
 MATH_ENTRY = {

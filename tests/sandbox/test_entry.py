@@ -29,14 +29,10 @@ from spade.sandbox import (
     SandboxUnavailable,
     start_entry,
 )
-from spade.sandbox.process import bwrap_works
 from spade.sandbox.transport import Transport
+from tests.sandbox.backends import sandbox_backends
 
-BACKENDS = [
-    pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bubblewrap")),
-    "unsafe-process",
-    pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.timeout(180)]),
-]
+BACKENDS = sandbox_backends(180)
 PROBE = PythonEntry("tests.sandbox.probe_entry", args=("first", "--second"), packages=("tests",))
 TESTS_FOLDER = Path(tests.__file__).resolve().parent
 

@@ -30,13 +30,9 @@ from spade.sandbox import (
     SandboxTimeout,
     resolve_backend,
 )
-from spade.sandbox.process import bwrap_works
+from tests.sandbox.backends import sandbox_backends
 
-BACKENDS = [
-    pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bubblewrap")),
-    "unsafe-process",
-    pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.timeout(120)]),
-]
+BACKENDS = sandbox_backends(120)
 
 
 def env_source(reset_body: str, step_body: str = "return 'ok', 0.0, False, False, {}") -> str:

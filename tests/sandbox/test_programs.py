@@ -12,11 +12,9 @@ import pytest
 from spade.sandbox import SandboxConfig
 from spade.sandbox.process import bwrap_works
 from spade.sandbox.programs import ProgramRunner, run_program, run_programs
+from tests.sandbox.backends import sandbox_backends
 
-BACKENDS = [
-    pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bubblewrap")),
-    "unsafe-process",
-]
+BACKENDS = sandbox_backends(None)
 TESTS = "assert add(2, 3) == 5\nassert add(-1, 1) == 0\n"
 
 
