@@ -113,7 +113,7 @@ class GenerationConfig(_Strict):
     backend: GenerationBackend = Field(
         "live",
         description="live: the learner's own model (transformers; CPU or GPU); vllm: an "
-        "in-process vLLM engine (GPU, one training process), weights pushed after each "
+        "in-process vLLM engine (CPU or GPU, one training process), weights pushed after each "
         "update; server: an OpenAI-compatible server such as `vllm serve` at base_url",
     )  # fmt: skip
     base_url: str | None = Field(
