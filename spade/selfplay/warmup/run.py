@@ -20,7 +20,7 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -36,6 +36,9 @@ from spade.selfplay.config import (
     validation_message,
 )
 from spade.suites import load_suite
+
+if TYPE_CHECKING:
+    from spade.selfplay.warmup.designer_data import DesignerDataConfig
 
 
 class WarmupConfig(BaseModel):
@@ -60,16 +63,30 @@ class WarmupConfig(BaseModel):
     def sft_config(self) -> SftConfig:
         return SftConfig(**{"seed": self.seed, **self.sft})
 
+    def designer_data_config(self) -> DesignerDataConfig:
+        from spade.selfplay.warmup.designer_data import DesignerDataConfig
+
+        fields: dict[str, Any] = {  # YAML lists become the config's tuples
+            k: tuple(v) if isinstance(v, list) else v for k, v in self.designer_data.items()
+        }
+        return DesignerDataConfig(**fields)
+
 
 def load_warmup_config(path: Path | None, overrides: dict[str, Any] | None = None) -> WarmupConfig:
     raw = read_with_overrides(path, overrides)
     try:
         config = WarmupConfig.model_validate(raw)
-        config.sft_config()
     except ValidationError as exc:
         raise ConfigError(validation_message(path, exc)) from None
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{path or 'config'}: sft: {exc}") from None
+    # Both free-form sections are checked now, not after the data phase has run for minutes.
+    for section, build in (
+        ("sft", config.sft_config),
+        ("designer_data", config.designer_data_config),
+    ):
+        try:
+            build()
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{path or 'config'}: {section}: {exc}") from None
     return config
 
 
@@ -138,14 +155,11 @@ def _agent_records(config: WarmupConfig, data_dir: Path) -> list[dict[str, Any]]
 
 
 def _designer_records(config: WarmupConfig) -> list[dict[str, Any]]:
-    from spade.selfplay.warmup.designer_data import DesignerDataConfig, build_designer_data
+    from spade.selfplay.warmup.designer_data import build_designer_data
 
     if config.designer_examples == 0:
         return []
-    fields: dict[str, Any] = {  # YAML lists become the config's tuples
-        k: tuple(v) if isinstance(v, list) else v for k, v in config.designer_data.items()
-    }
-    data_config = DesignerDataConfig(**fields)
+    data_config = config.designer_data_config()
     rng = random.Random(f"warmup/designer/{config.seed}")
     corpus = open_corpus(config.corpus.source, CorpusOptions(
         min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip

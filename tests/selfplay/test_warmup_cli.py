@@ -1,0 +1,43 @@
+"""`spade-train warmup` refuses bad input in one line, before any data is built."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def warmup(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spade.cli.train", "warmup", *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (["designer_data.bogus=1"], "designer_data: "),
+        (
+            ["designer_data.reference_counts=[1, 2]", "sft.epochs=0"],
+            "sft: warmup.epochs must be > 0",
+        ),
+        (["sft.bogus=1"], "sft: "),
+        (["agent_episodes_per_env=0"], "agent_episodes_per_env"),
+    ],
+)
+def test_a_bad_setting_is_one_line_before_anything_runs(
+    tmp_path: Path, settings: list[str], message: str
+) -> None:
+    run_dir = tmp_path / "run"
+    result = warmup("--run-dir", str(run_dir), *[a for s in settings for a in ("--set", s)])
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert "Traceback" not in result.stderr and not run_dir.exists()
+
+
+def test_resuming_a_folder_that_is_no_warm_start_is_one_line(tmp_path: Path) -> None:
+    result = warmup("--resume", str(tmp_path))
+    assert result.returncode != 0 and "not a warm-start run directory" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
