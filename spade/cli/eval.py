@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or openai:MODEL@BASE_URL")  # fmt: skip
     source.add_argument("--predictions", type=Path, help="score saved outputs (JSONL), no model")
     parser.add_argument("--benchmarks", help="comma-separated benchmark names")
-    parser.add_argument("--preset", help="ci, quick or full (default quick)")
+    parser.add_argument("--preset", help="a preset of benchmarks/presets.yaml: ci, quick, full or "
+                        "learning (default quick)")  # fmt: skip
     parser.add_argument("--limit", type=int, help="seeded slice of N samples per benchmark")
     parser.add_argument("--output", type=Path, help="results directory (default results/<run>)")
     parser.add_argument(
