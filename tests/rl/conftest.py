@@ -21,24 +21,29 @@ def smollm2_tokenizer() -> Any:
     return AutoTokenizer.from_pretrained(builtin_model_dir("smollm2-135m"))
 
 
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, smollm2_tokenizer: Any) -> Path:
+def save_tiny_llama(out: Path, tokenizer: Any, hidden_size: int = 32) -> Path:
+    """A 2-layer Llama with random weights (seed 0) and `tokenizer`, saved to `out`: head size
+    hidden_size / 2 (vLLM's CPU attention needs 32 or more, i.e. hidden_size 64)."""
     config = LlamaConfig(
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=1,
-        vocab_size=len(smollm2_tokenizer),
+        vocab_size=len(tokenizer),
         tie_word_embeddings=True,
-        bos_token_id=smollm2_tokenizer.bos_token_id,
-        eos_token_id=smollm2_tokenizer.eos_token_id,
-        pad_token_id=smollm2_tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         model = LlamaForCausalLM(config)
-    out = tmp_path_factory.mktemp("tiny-llama")
     model.save_pretrained(out)
-    smollm2_tokenizer.save_pretrained(out)
+    tokenizer.save_pretrained(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, smollm2_tokenizer: Any) -> Path:
+    return save_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), smollm2_tokenizer)

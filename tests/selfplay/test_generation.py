@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
 from spade.models import Completion, SamplingParams, TransformersConfig, TransformersPolicy
 from spade.models.vllm_backend import VLLMPolicy
@@ -24,6 +23,7 @@ from spade.selfplay.config import load_config
 from spade.selfplay.generation import LiveEngine, LoraAdapterSync, VLLMEngine, adapter_prefix
 from tests.models.conftest import LOGPROB_TOLERANCE
 from tests.models.openai_server import ChatCompletionsServer
+from tests.rl.conftest import save_tiny_llama
 from tests.selfplay.test_loop import StandInRun, tiny_config
 
 PROBE = [{"role": "user", "content": "Name three colours."}]
@@ -118,19 +118,7 @@ def test_a_resumed_run_resyncs_before_its_first_rollout(
 @pytest.fixture(scope="module")
 def servable_model_dir(tmp_path_factory: pytest.TempPathFactory, smollm2_tokenizer: Any) -> Path:
     """A tiny Llama whose head size (32) vLLM's CPU attention supports (tiny_model_dir's is 16)."""
-    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1,
-                         vocab_size=len(smollm2_tokenizer), tie_word_embeddings=True,
-                         bos_token_id=smollm2_tokenizer.bos_token_id,
-                         eos_token_id=smollm2_tokenizer.eos_token_id,
-                         pad_token_id=smollm2_tokenizer.pad_token_id)  # fmt: skip
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        model = LlamaForCausalLM(config)
-    out = tmp_path_factory.mktemp("servable-llama")
-    model.save_pretrained(out)
-    smollm2_tokenizer.save_pretrained(out)
-    return out
+    return save_tiny_llama(tmp_path_factory.mktemp("servable-llama"), smollm2_tokenizer, 64)
 
 
 def greedy_gap(served: Completion, live: Completion) -> float:
