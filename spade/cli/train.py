@@ -4,6 +4,7 @@ spade-train [--config FILE] [--run-dir DIR] [--set KEY=VALUE ...]   a new run
 spade-train --resume RUN_DIR                                      continue a run
 spade-train memory show RUN_DIR                                   the env memory
 spade-train warmup [--run-dir DIR] [--set KEY=VALUE ...]            the SFT warm start
+spade-train curves RUN_DIR [RUN_DIR ...] [--out FILE]               runs' curves on one PNG
 
 Updates on several GPUs: `accelerate launch [--num_processes N] -m spade.cli.train ...` (or
 `torchrun --nproc_per_node N`). Rank 0 runs the loop and writes the run; the other processes
@@ -222,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         from spade.cli.warmup import warmup
 
         return warmup(argv[1:])
+    if argv[:1] == ["curves"]:
+        from spade.cli.curves import curves
+
+        return curves(argv[1:])
     args = build_parser().parse_args(argv)
     from spade.rl.distributed import launched_rank
 

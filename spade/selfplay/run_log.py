@@ -82,27 +82,52 @@ class RunLog:
             write_atomic(path, "".join(line + "\n" for line in kept))  # a kill keeps the old file
 
     def plot(self) -> Path:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        records = self.records()
-        columns = 3
-        rows = -(-len(CURVES) // columns)
-        figure, grid = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows))
-        for axis, (key, title) in zip(grid.flat, CURVES, strict=True):
-            points = [(r["step"], r[key]) for r in records if _finite(r.get(key))]
-            if points:
-                axis.plot(*zip(*points, strict=True), marker="o")
-            axis.set_title(title, fontsize=9)
-            axis.set_xlabel("iteration")
-        figure.tight_layout()
-        out = self.run_dir / "curves.png"
-        figure.savefig(out, dpi=100)
-        plt.close(figure)
-        return out
+        return plot_curves({self.run_dir.name: self.records()}, self.run_dir / "curves.png")
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
+
+
+def read_records(run_dir: Path) -> list[dict[str, Any]]:
+    """A run directory's metrics records; ValueError naming the folder when it has none."""
+    records = RunLog(run_dir).records() if run_dir.is_dir() else []
+    if not records:
+        raise ValueError(f"{run_dir}: no metrics.jsonl records (not a spade-train run directory?)")
+    return records
+
+
+def curves_figure(runs: dict[str, list[dict[str, Any]]]) -> Any:
+    """The CURVES of one or more runs (label: records) as a matplotlib figure; with several
+    runs each panel has one line per run, so two arms compare at a glance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = 3
+    rows = -(-len(CURVES) // columns)
+    figure, grid = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows))
+    for axis, (key, title) in zip(grid.flat, CURVES, strict=True):
+        for label, records in runs.items():
+            points = [(r["step"], r[key]) for r in records if _finite(r.get(key))]
+            if points:
+                axis.plot(*zip(*points, strict=True), marker="o", label=label)
+        axis.set_title(title, fontsize=9)
+        axis.set_xlabel("iteration")
+        if len(runs) > 1 and axis.has_data():
+            axis.legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def plot_curves(runs: dict[str, list[dict[str, Any]]], out: Path) -> Path:
+    """`curves_figure(runs)` written to the PNG `out`."""
+    import matplotlib.pyplot as plt
+
+    figure = curves_figure(runs)
+    tmp = out.with_name(f".{out.name}.tmp.png")
+    figure.savefig(tmp, dpi=100)
+    plt.close(figure)
+    tmp.replace(out)  # a kill mid-write keeps the old figure
+    return out

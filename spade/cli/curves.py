@@ -1,0 +1,49 @@
+"""spade-train curves: the training curves of one or more runs on one figure (PNG).
+
+spade-train curves RUN_DIR [RUN_DIR ...] [--out FILE]
+
+Each run directory's metrics.jsonl is drawn on the same panels as `RUN_DIR/curves.png` (designer
+validity, agent success, regret, return, progress, optimizer steps, samples with gradient,
+rollout-vs-learner mismatch), one line per run, labelled with its folder name: how the SPADE
+arm and the fixed baseline of one budget compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from spade.cli.errors import UsageError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="spade-train curves",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("runs", type=Path, nargs="+", metavar="RUN_DIR", help="spade-train runs")
+    parser.add_argument("--out", type=Path, default=Path("curves.png"), help="the PNG to write")
+    return parser
+
+
+def curves(argv: list[str]) -> int:
+    from spade.selfplay.run_log import plot_curves, read_records
+
+    args = build_parser().parse_args(argv)
+    labels = [run.resolve().name for run in args.runs]
+    if len(set(labels)) != len(labels):
+        raise UsageError(
+            f"two runs share a folder name ({', '.join(labels)}): the legend needs each once"
+        )
+    if args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a directory; give a file name")
+    try:
+        runs = {label: read_records(run) for label, run in zip(labels, args.runs, strict=True)}
+        out = plot_curves(runs, args.out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"curves: {out} ({', '.join(labels)})")
+    return 0

@@ -1,0 +1,65 @@
+"""`spade-train curves`: two runs' metrics on one figure, and bad input in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from spade.selfplay.run_log import CURVES, RunLog, curves_figure
+
+
+def fake_run(run_dir: Path, success: list[float]) -> Path:
+    """A run directory with metrics written by the run's own log (records, no model)."""
+    run_dir.mkdir(parents=True)
+    log = RunLog(run_dir)
+    for step, rate in enumerate(success, start=1):
+        log.write(step, {"envs/win_rate": rate, "update/optimizer_steps": 1.0})
+    log.close()
+    return run_dir
+
+
+def curves(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spade.cli.train", "curves", *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def test_two_runs_share_each_panel_one_line_each(tmp_path: Path) -> None:
+    spade = fake_run(tmp_path / "spade", [0.0, 0.25, 0.5])
+    fixed = fake_run(tmp_path / "fixed", [0.0, 0.0])
+    out = tmp_path / "both.png"
+    result = curves(str(spade), str(fixed), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "curves: " in result.stdout and "spade, fixed" in result.stdout
+    assert Image.open(out).size[0] > 0
+    # The same figure in process: one line per run in a panel both runs have data for.
+    figure = curves_figure({"spade": RunLog(spade).records(), "fixed": RunLog(fixed).records()})
+    panels = {axis.get_title(): axis for axis in figure.axes}
+    assert set(panels) == {title for _, title in CURVES}
+    win = panels["agent success rate (no hint)"]
+    assert [line.get_label() for line in win.get_lines()] == ["spade", "fixed"]
+    assert list(win.get_lines()[0].get_ydata()) == [0.0, 0.25, 0.5]
+    assert not panels["designer validity rate"].get_lines()  # no run logged it
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda tmp: [str(tmp / "missing")], "no metrics.jsonl records"),
+        (
+            lambda tmp: [
+                str(fake_run(tmp / "a" / "run", [0.1])),
+                str(fake_run(tmp / "b" / "run", [0.2])),
+            ],
+            "share a folder name",
+        ),
+    ],
+)
+def test_bad_runs_are_one_line_errors(tmp_path: Path, make: object, message: str) -> None:
+    out = tmp_path / "out.png"
+    result = curves(*make(tmp_path), "--out", str(out))  # type: ignore[operator]
+    assert result.returncode != 0 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
