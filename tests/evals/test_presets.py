@@ -24,9 +24,9 @@ def test_a_mapping_preset_sets_each_benchmarks_slice_size() -> None:
 
 
 def test_a_list_preset_keeps_the_declarations_own_slices(tmp_path: Path) -> None:
-    assert preset_sizes("ci") == {} and preset_sizes(None) == {}
-    (declaration,), preset = resolve_benchmarks(["games"], "ci")
+    assert preset_sizes("quick") == {} and preset_sizes(None) == {}
+    (declaration,), preset = resolve_benchmarks(["games"], "quick")
     benchmark = build_benchmark(declaration)
     ids = choose_ids(declaration, benchmark, benchmark.sample_ids(None), preset, None)
-    assert len(ids) == declaration.slices.ci
+    assert len(ids) == declaration.slices.quick
     assert (BENCHMARKS_DIR / "presets.yaml").is_file()
