@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from spade.cli.errors import UsageError
+from spade.cli.errors import UsageError, writing_to
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,14 +36,11 @@ def curves(argv: list[str]) -> int:
         raise UsageError(
             f"two runs share a folder name ({', '.join(labels)}): the legend needs each once"
         )
-    if args.out.is_dir():
-        raise UsageError(f"--out {args.out} is a directory; give a file name")
     try:
         runs = {label: read_records(run) for label, run in zip(labels, args.runs, strict=True)}
-        out = plot_curves(runs, args.out)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    with writing_to(args.out):
+        out = plot_curves(runs, args.out)
     print(f"curves: {out} ({', '.join(labels)})")
     return 0

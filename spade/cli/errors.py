@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 from typing import NoReturn
 
 from spade.sandbox import SandboxUnavailable
@@ -38,3 +40,14 @@ def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., i
         return run
 
     return decorate
+
+
+@contextmanager
+def writing_to(out: Path) -> Iterator[None]:
+    """Refuse an `--out` that is a folder; an OSError inside the block is one line naming it."""
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory; give a file name")
+    try:
+        yield
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from spade.cli.errors import UsageError, one_line_errors
+from spade.cli.errors import UsageError, one_line_errors, writing_to
 from spade.viewer import ViewError, write_report
 
 DEFAULT_NAME = "report.html"
@@ -33,14 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     out = args.out or args.dir / DEFAULT_NAME
-    if out.is_dir():
-        raise UsageError(f"--out {out} is a directory; give a file name")
-    try:
-        write_report(args.dir, out, args.compare)
-    except ViewError as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    with writing_to(out):
+        try:
+            write_report(args.dir, out, args.compare)
+        except ViewError as exc:
+            raise UsageError(str(exc)) from None
     print(f"report: {out} ({out.stat().st_size / 1e6:.2f} MB)")
     return 0
 
