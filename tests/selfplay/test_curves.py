@@ -63,3 +63,10 @@ def test_bad_runs_are_one_line_errors(tmp_path: Path, make: object, message: str
     result = curves(*make(tmp_path), "--out", str(out))  # type: ignore[operator]
     assert result.returncode != 0 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_an_out_that_is_a_folder_is_refused(tmp_path: Path) -> None:
+    run = fake_run(tmp_path / "spade", [0.1])
+    result = curves(str(run), "--out", str(tmp_path))
+    assert result.returncode != 0 and "is a directory; give a file name" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
