@@ -16,39 +16,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from perf_envs import COUNTER_ENV, seconds_per_step  # this folder (the script's own) is on sys.path
 from tabulate import tabulate
 
 from spade.distributed import Cluster, EnvHosts
 from spade.envs.remote import RemoteEnv
 from spade.sandbox import SandboxConfig
 
-COUNTER = """
-class CounterEnv:
-    max_turns = 10**9
-    def reset(self, seed=None):
-        self.n = 0
-        return "start", {}
-    def step(self, action):
-        self.n += 1
-        return str(self.n), 0.0, False, False, {}
-    def solution(self):
-        return ["a"]
-    def close(self):
-        pass
-"""
 SEED_ENV = Path(__file__).parents[2] / "envs_snapshots/spade-seed/1.1.0/envs/hidden_number.py"
 SANDBOX = SandboxConfig(backend="bwrap")
 
 
 def per_step(open_env: Callable[..., RemoteEnv], steps: int) -> float:
-    env = open_env(COUNTER, config=SANDBOX)
-    env.reset(0)
-    for _ in range(50):  # warm up
-        env.step("x")
-    started = time.perf_counter()
-    for _ in range(steps):
-        env.step("x")
-    seconds = (time.perf_counter() - started) / steps
+    env = open_env(COUNTER_ENV, config=SANDBOX)
+    seconds = seconds_per_step(env, steps, warmup=50)
     env.close()
     return seconds
 

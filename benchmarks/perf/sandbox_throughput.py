@@ -19,32 +19,19 @@ import sys
 import time
 from pathlib import Path
 
+from perf_envs import COUNTER_ENV, seconds_per_step  # this folder (the script's own) is on sys.path
 from tabulate import tabulate
 
 from spade.envs import RemoteEnv, validate_source
 from spade.sandbox import SandboxConfig, SandboxWorker
 from spade.sandbox.process import bwrap_works
 
-TRIVIAL_ENV = """
-class CounterEnv:
-    max_turns = 10**9
-    def reset(self, seed=None):
-        self.n = 0
-        return "start", {}
-    def step(self, action):
-        self.n += 1
-        return str(self.n), 0.0, False, False, {}
-    def solution(self):
-        return ["a", "b"]
-    def close(self):
-        pass
-"""
 SEED_ENV = Path(__file__).parents[2] / "envs_snapshots/spade-seed/1.0.0/envs/hidden_number.py"
 
 
 def in_process_rate(steps: int) -> float:
     namespace: dict[str, object] = {}
-    exec(TRIVIAL_ENV, namespace)
+    exec(COUNTER_ENV, namespace)
     env = namespace["CounterEnv"]()  # type: ignore[operator]
     env.reset(0)
     started = time.perf_counter()
@@ -54,14 +41,8 @@ def in_process_rate(steps: int) -> float:
 
 
 def sandboxed_rate(steps: int, backend: str) -> float:
-    with RemoteEnv(TRIVIAL_ENV, config=SandboxConfig(backend=backend)) as env:  # type: ignore[arg-type]
-        env.reset(0)
-        for _ in range(500):  # warm up
-            env.step("x")
-        started = time.perf_counter()
-        for _ in range(steps):
-            env.step("x")
-        return steps / (time.perf_counter() - started)
+    with RemoteEnv(COUNTER_ENV, config=SandboxConfig(backend=backend)) as env:  # type: ignore[arg-type]
+        return 1.0 / seconds_per_step(env, steps, warmup=500)
 
 
 def start_latency(backend: str, repeats: int = 20) -> float:

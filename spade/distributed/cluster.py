@@ -120,7 +120,7 @@ class Cluster:
         """One connection attempt with Ray's GCS client: a cluster that refuses this process's
         token (or its lack of one) is told in one line now, not after ray.init's ~20 s of
         retries, each logged to the terminal by Ray's C++ client."""
-        from ray._raylet import GcsClient  # type: ignore[attr-defined]  # compiled; not in its stub
+        from ray._raylet import GcsClient  # type: ignore[attr-defined]  # Ray ships no type hints for it
 
         try:
             with native_stderr_silenced():

@@ -119,7 +119,10 @@ class VLLMEngine:
         # LoRA merged in (named_weights): the engine serves plain weights, no adapter overhead.
         # A bare `model.load_weights` cannot write the CPU build's repacked linear layers;
         # `VLLMPolicy.load_weights` goes through vLLM's `reload_weights`, which can.
-        self._policy.load_weights(self.learner.named_weights())
+        try:
+            self._policy.load_weights(self.learner.named_weights())
+        except PolicyError as exc:  # the loop and the CLI report GenerationError in one line
+            raise GenerationError(f"generation.backend vllm: {exc}") from None
 
 
 class ServerEngine:
