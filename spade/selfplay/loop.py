@@ -166,16 +166,23 @@ class SelfPlayRun:
         timings["weight_sync"] = time.perf_counter() - sync_started
         remembered = self._remember(candidates, plays, envs)
         self.step += 1
-        checkpoint_started = time.perf_counter()
-        self._checkpoint()
-        timings["checkpoint"] = time.perf_counter() - checkpoint_started
-        timings["total"] = time.perf_counter() - started
         respond.close()
-        metrics = _metrics(candidates, plays, envs, samples, update, timings)
-        self.log.write(step, metrics)
-        self.log.write_designs(step, [_design_record(c, remembered.get(id(c)))
-                                      for c in candidates])  # fmt: skip
-        self.log.write_episodes(step, _sample_episodes(plays, LOGGED_ENVS))
+        metrics: dict[str, Any] = {}
+        checkpoint_started = time.perf_counter()
+
+        def write_records() -> None:
+            # Called inside the checkpoint, before it is published: a kill before the publish
+            # leaves records that the resume from the previous checkpoint drops, one after it
+            # leaves both, so no checkpoint is ever without its iteration's records.
+            timings["checkpoint"] = time.perf_counter() - checkpoint_started
+            timings["total"] = time.perf_counter() - started
+            metrics.update(_metrics(candidates, plays, envs, samples, update, timings))
+            self.log.write(step, metrics)
+            self.log.write_designs(step, [_design_record(c, remembered.get(id(c)))
+                                          for c in candidates])  # fmt: skip
+            self.log.write_episodes(step, _sample_episodes(plays, LOGGED_ENVS))
+
+        self._checkpoint(then=write_records)
         return metrics
 
     def _envs_to_play(
@@ -237,10 +244,14 @@ class SelfPlayRun:
         self.memory.save(self.run_dir)
         return accepted
 
-    def _checkpoint(self) -> None:
+    def _checkpoint(self, then: Callable[[], None] | None = None) -> None:
+        """Save the run's state; `then()` runs once it is all written, before the publish."""
+
         def extra(directory: Path) -> None:
             self.memory.save(directory)
             loop_state.write(directory, loop_state.LoopState(self.step, self.ema))
+            if then is not None:
+                then()
 
         self.learner.save_checkpoint(self.run_dir / "checkpoints", extra=extra,
                                      keep_last=self.config.keep_checkpoints)  # fmt: skip

@@ -22,6 +22,7 @@ import torch
 from spade.cli.train import update_summary
 from spade.models.chat_template import end_of_turn_id, render_prompt
 from spade.models.policy import Completion
+from spade.rl import learner as learner_module
 from spade.rollout import Episode, GenRequest, Responder
 from spade.selfplay.agent_step import EnvPlays, PlayableEnv
 from spade.selfplay.config import ConfigError, RewardConfig, load_config
@@ -188,6 +189,31 @@ def test_resume_restores_the_checkpointed_state(tiny_model_dir: Path, tmp_path: 
     assert resumed.step == 2
     steps = [json.loads(line)["step"] for line in (tmp_path / "run/metrics.jsonl").open()]
     assert steps == [0, 1]
+
+
+def test_a_kill_right_after_a_checkpoint_loses_none_of_its_records(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The iteration's records are written before its checkpoint is published: a process
+    killed just after the publish (here while old checkpoints are pruned) resumes past an
+    iteration whose metrics, designs and episodes are all on disk."""
+    config = load_config(None, tiny_config(tiny_model_dir, iterations=2))
+    run = StandInRun(config, tmp_path / "run")
+    run.start()
+
+    def killed(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(learner_module, "prune_checkpoints", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run.iteration()
+    del run
+    resumed = StandInRun(config, tmp_path / "run")
+    resumed.resume()
+    assert resumed.step == 1
+    for name in ("metrics", "designs", "episodes"):
+        steps = {json.loads(line)["step"] for line in (tmp_path / f"run/{name}.jsonl").open()}
+        assert steps == {0}, name
 
 
 def test_fixed_baseline_trains_the_agent_on_a_suite_without_a_designer(
