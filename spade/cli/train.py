@@ -95,7 +95,11 @@ def resolve_run(args: argparse.Namespace) -> tuple[TrainConfig, Path, bool]:
         return config, args.resume, True
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     run_dir = args.run_dir or Path("runs") / f"{config.mode}-{stamp}"
-    if run_dir.exists() and any(run_dir.iterdir()):
+    from spade.models.vllm_server import LOG_NAME
+
+    # A managed server that would not start leaves only its log (named in that error): the
+    # same command, its settings fixed, may use the dir again (the log is appended to).
+    if run_dir.exists() and any(p.name != LOG_NAME for p in run_dir.iterdir()):
         raise UsageError(f"{run_dir} is not empty; use --resume {run_dir} to continue it")
     return config, run_dir, False
 
@@ -142,6 +146,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     from spade.cli.sandbox_choice import use_sandbox
     from spade.corpus import CorpusError
     from spade.models import BuiltinModelError, ModelSpecError
+    from spade.models.policy import PolicyError
     from spade.rl.learner import LearnerError
     from spade.sandbox import resolve_backend
     from spade.selfplay.generation import GenerationError
@@ -150,30 +155,30 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
 
     use_sandbox("spade-train", config.sandbox)
     resolve_backend(config.sandbox)  # no usable sandbox: one line now, before the model loads
+    starting = (CorpusError, SuiteError, LearnerError, ModelSpecError, BuiltinModelError,
+                GenerationError, PolicyError, ConfigError, OSError)  # fmt: skip
     try:
         run = SelfPlayRun(config, run_dir)
+    except starting as exc:
+        raise UsageError(str(exc)) from None
+    try:
         if resume:
             run.resume()
         else:
             run.start()
-    except (
-        CorpusError,
-        SuiteError,
-        LearnerError,
-        ModelSpecError,
-        BuiltinModelError,
-        GenerationError,
-        ConfigError,
-        OSError,
-    ) as exc:
+    except starting as exc:  # e.g. the resumed weights could not reach the engine
+        run.engine.close()
         raise UsageError(str(exc)) from None
     print(f"run directory: {run_dir}", file=sys.stderr)
     try:
         last = run.run()
-    except (GenerationError, openai.APIError) as exc:  # e.g. the server went away mid-run
-        raise UsageError(f"{exc}; continue the run with --resume {run_dir}") from None
+    except (GenerationError, PolicyError, openai.APIError) as exc:  # e.g. the server died
+        # Resuming continues from the last checkpoint, which the first iteration writes.
+        then = f"; continue the run with --resume {run_dir}" if run.step > 0 else ""
+        raise UsageError(f"{exc}{then}") from None
     finally:
         run.learner.close()  # the other ranks stop, however the loop ended; exporting is rank 0's
+        run.engine.close()  # a server the run started stops with it
     final = run.finish()
     suite = freeze_accepted(run)
     print(f"final checkpoint: {final}  (spade-eval --checkpoint {final})")

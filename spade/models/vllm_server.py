@@ -25,6 +25,7 @@ import ctypes
 import dataclasses
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -194,14 +195,19 @@ class VLLMServer:
         raise ServerError(f"vllm serve on {self.model_dir} {what} (log: {self.log_path})")
 
     def last_log_line(self) -> str:
-        """The log's last line that reads like an error, else its last line."""
+        """The cause the log gives: its last exception message (`SomeError: ...`) that is not
+        a pointer to another one, else its last line that reads like an error, else its last
+        line."""
         try:
-            lines = self.log_path.read_text(errors="replace").splitlines()[-200:]
+            raw = self.log_path.read_text(errors="replace").splitlines()[-400:]
         except OSError:
             return "no log"
-        lines = [line.strip() for line in lines if line.strip()]
+        found = [exception_message(raw, i) for i in range(len(raw))]
+        causes = [line for line in found if line and not POINTER.search(line)]
+        lines = [line.strip() for line in raw if line.strip()]
         errors = [line for line in lines if _looks_like_error(line)]
-        return ((errors or lines or ["no output"])[-1])[:300]
+        found = [line for line in found if line]
+        return ((causes or found or errors or lines or ["no output"])[-1])[:300]
 
     def close(self) -> None:
         """Stop the server and everything it started; safe to call again."""
@@ -369,7 +375,26 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+EXCEPTION_LINE = re.compile(r"\b[A-Z]\w*(?:Error|Exception): \S.*")
+"""A traceback's last line (vLLM's loggers prefix it with process and source)."""
+POINTER = re.compile(r"stack trace|root cause", re.IGNORECASE)
+"""An error that only refers to one logged before it (e.g. vLLM's EngineDeadError)."""
+
+
+def exception_message(lines: list[str], index: int) -> str:
+    """The exception message on `lines[index]`, with the indented line after it (where
+    pydantic puts the cause of a "1 validation error for ModelConfig"); "" if none."""
+    match = EXCEPTION_LINE.search(lines[index])
+    if match is None:
+        return ""
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    detail = f" {following.strip()}" if following[:1].isspace() and following.strip() else ""
+    return match.group(0).strip() + detail
+
+
 def _looks_like_error(line: str) -> bool:
+    if '"HTTP/1.' in line:  # an access-log line: a request's symptom, the cause is above it
+        return False
     return any(word in line for word in ("Error", "ERROR", "error:", "Exception"))
 
 

@@ -29,7 +29,7 @@ EnvKind = Literal["game", "reasoning", "tool_use"]
 ENV_KINDS: tuple[EnvKind, ...] = ("game", "reasoning", "tool_use")
 RewardKind = Literal["blend", "regret", "solve_rate", "learning_potential"]
 GenerationBackend = Literal["live", "vllm", "server"]
-WeightSync = Literal["auto", "lora_adapter", "nccl"]
+WeightSync = Literal["auto", "lora_adapter", "reload", "nccl"]
 
 
 UPDATE_DEFAULTS: dict[str, Any] = {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048}
@@ -114,11 +114,13 @@ class GenerationConfig(_Strict):
         "live",
         description="live: the learner's own model (transformers; CPU or GPU); vllm: an "
         "in-process vLLM engine (CPU or GPU, one training process), weights pushed after each "
-        "update; server: an OpenAI-compatible server such as `vllm serve` at base_url",
+        "update; server: a `vllm serve` at base_url, or without one a server the run starts "
+        "on 127.0.0.1 and stops at its end (its log in RUN_DIR/vllm-serve.log)",
     )  # fmt: skip
     base_url: str | None = Field(
-        None, description="server: the endpoint, e.g. http://127.0.0.1:8000/v1"
-    )
+        None, description="server: the endpoint, e.g. http://127.0.0.1:8000/v1; None: the run "
+        "starts and owns one on its model",
+    )  # fmt: skip
     served_model: str | None = Field(
         None, description="server: the base model's name there; default its first /v1/models"
     )
@@ -126,26 +128,31 @@ class GenerationConfig(_Strict):
         "auto",
         description="server: lora_adapter (update.lora runs: each update's adapter is loaded "
         "with POST /v1/load_lora_adapter; the server needs --enable-lora and "
-        "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True), nccl (full weights over NCCL through TRL's "
-        "VLLMClient; the server needs --weight-transfer-config '{\"backend\": \"nccl\"}' and "
-        "VLLM_SERVER_DEV_MODE=1), auto = lora_adapter for LoRA runs, else nccl",
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True), reload (full weights written to sync_dir and "
+        "re-read with vLLM's reload_weights; the server needs VLLM_SERVER_DEV_MODE=1), nccl "
+        "(full weights over NCCL through TRL's VLLMClient; the server at base_url needs "
+        "--weight-transfer-config '{\"backend\": \"nccl\"}' and VLLM_SERVER_DEV_MODE=1), "
+        "auto = lora_adapter for LoRA runs, else reload on the managed server, nccl at base_url",
     )  # fmt: skip
     sync_dir: str | None = Field(
-        None, description="lora_adapter: where adapters are written, a path the server can "
-        "read; default RUN_DIR/sync",
+        None, description="lora_adapter, reload: where adapters and weights are written, a "
+        "path the server can read; default RUN_DIR/sync",
     )  # fmt: skip
     concurrency: int = Field(32, ge=1, description="server: requests in flight at once")
     timeout_s: float = Field(600.0, gt=0, description="server: seconds per request")
     vllm: dict[str, Any] = Field(
         default_factory=dict,
-        description="vllm: spade.models.vllm_backend.VLLMConfig fields; "
-        "gpu_memory_utilization defaults to 0.3 here, leaving the GPU's rest to the update",
+        description="vllm, and server without base_url: spade.models.vllm_backend.VLLMConfig "
+        "fields; gpu_memory_utilization defaults to 0.3 here, leaving the GPU's rest to the "
+        "update",
     )  # fmt: skip
 
     @model_validator(mode="after")
-    def _server_needs_an_endpoint(self) -> GenerationConfig:
-        if self.backend == "server" and not self.base_url:
-            raise ValueError("backend 'server' needs base_url (e.g. http://127.0.0.1:8000/v1)")
+    def _nccl_needs_an_endpoint(self) -> GenerationConfig:
+        # The managed server is not set up for NCCL weight transfer: it takes `reload`.
+        if self.backend == "server" and self.weight_sync == "nccl" and not self.base_url:
+            raise ValueError("weight_sync 'nccl' needs base_url (a server started for NCCL "
+                             "weight transfer); the managed server syncs with reload")  # fmt: skip
         return self
 
 
@@ -205,9 +212,11 @@ class TrainConfig(_Strict):
     def weight_sync(self) -> WeightSync:
         """How a server backend receives the weights: `generation.weight_sync`, resolved."""
         sync = self.generation.weight_sync
-        if sync == "auto":
-            return "lora_adapter" if self.update_config().lora else "nccl"
-        return sync
+        if sync != "auto":
+            return sync
+        if self.update_config().lora:
+            return "lora_adapter"
+        return "nccl" if self.generation.base_url else "reload"
 
     @field_validator("update")
     @classmethod

