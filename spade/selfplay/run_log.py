@@ -110,7 +110,8 @@ def curves_figure(runs: dict[str, list[dict[str, Any]]]) -> Any:
     figure, grid = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows))
     for axis, (key, title) in zip(grid.flat, CURVES, strict=True):
         for label, records in runs.items():
-            points = [(r["step"], r[key]) for r in records if _finite(r.get(key))]
+            values = [(r["step"], _curve_value(r, key)) for r in records]
+            points = [(step, value) for step, value in values if _finite(value)]
             if points:
                 axis.plot(*zip(*points, strict=True), marker="o", label=label)
         axis.set_title(title, fontsize=9)
@@ -119,6 +120,15 @@ def curves_figure(runs: dict[str, list[dict[str, Any]]]) -> Any:
             axis.legend(fontsize=7)
     figure.tight_layout()
     return figure
+
+
+def _curve_value(record: dict[str, Any], key: str) -> Any:
+    """`record[key]`; a role's samples with gradient are 0 in an iteration where the role had
+    no samples at all (the update then reports nothing for it)."""
+    role = key.removeprefix("update/").removesuffix("/with_gradient")
+    if key not in record and key.endswith("/with_gradient") and record.get(f"samples/{role}") == 0:
+        return 0.0
+    return record.get(key)
 
 
 def plot_curves(runs: dict[str, list[dict[str, Any]]], out: Path) -> Path:

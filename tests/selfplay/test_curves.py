@@ -70,3 +70,18 @@ def test_an_out_that_is_a_folder_is_refused(tmp_path: Path) -> None:
     result = curves(str(run), "--out", str(tmp_path))
     assert result.returncode != 0 and "is a directory; give a file name" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_role_without_samples_plots_zero_samples_with_gradient(tmp_path: Path) -> None:
+    # The update reports nothing for a role that had no samples (SPADE with no valid design,
+    # whose designer is then untrained): the panel shows 0 there, not a gap.
+    records = [
+        {"step": 0, "samples/designer": 0, "samples/agent": 4, "update/agent/with_gradient": 2.0},
+        {"step": 1, "samples/designer": 3, "update/designer/with_gradient": 3.0},
+        {"step": 2},  # a record that says nothing of the designer (an older run's)
+    ]
+    panels = {axis.get_title(): axis for axis in curves_figure({"spade": records}).axes}
+    [line] = panels["designer samples with gradient"].get_lines()
+    assert list(line.get_xdata()) == [0, 1] and list(line.get_ydata()) == [0.0, 3.0]
+    [line] = panels["agent samples with gradient"].get_lines()
+    assert list(line.get_ydata()) == [2.0]
