@@ -28,11 +28,11 @@ from typing import Any
 from tabulate import tabulate
 
 from spade.evals.benchmark import build_benchmark
-from spade.evals.declarations import declarations
+from spade.evals.declarations import Declaration, declarations
 from spade.evals.lm_eval_tasks import catalog, parse_options, render_tasks
 from spade.evals.run import choose_ids, run_benchmark
 from spade.models import load_policy
-from spade.rollout import CompletionCache, PolicyResponder
+from spade.rollout import CompletionCache, PolicyResponder, Responder
 
 
 @dataclass
@@ -52,12 +52,24 @@ def count_tokens(tokenizer: Any, texts: list[str]) -> int:
     return sum(len(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts)
 
 
-def lm_eval_direct(name: str, ids: list[str], data_dir: Path, model_dir: Path,
+def weights_dir(model: str) -> Path:
+    """The weights dir behind --model: a built-in alias's (fetched on first use), or the dir."""
+    from spade.models.builtin import BUILTIN_MODELS, ensure_builtin_model
+
+    return ensure_builtin_model(model)[0] if model in BUILTIN_MODELS else Path(model)
+
+
+def slice_ids(declaration: Declaration, data_dir: Path, limit: int) -> list[str]:
+    """The benchmark's seeded slice of `limit` docs, as `spade-eval --limit` picks it."""
+    bench = build_benchmark(declaration)
+    return choose_ids(declaration, bench, bench.sample_ids(data_dir), None, limit)
+
+
+def lm_eval_direct(declaration: Declaration, ids: list[str], data_dir: Path, model_dir: Path,
                    batch_size: int, tokenizer: Any) -> Measure:  # fmt: skip
     import lm_eval
     from lm_eval.models.huggingface import HFLM
 
-    declaration = declarations()[name]
     options = parse_options(declaration)
     started = time.perf_counter()
     model = HFLM(pretrained=str(model_dir), batch_size=batch_size, device="cpu", dtype="float32")
@@ -84,9 +96,19 @@ def lm_eval_direct(name: str, ids: list[str], data_dir: Path, model_dir: Path,
     return Measure("lm-eval HFLM, direct", seconds, count_tokens(tokenizer, texts), load, score)
 
 
-def spade_runs(name: str, ids: list[str], data_dir: Path, spec: str, batch_size: int,
-               tokenizer: Any) -> list[Measure]:  # fmt: skip
-    declaration = declarations()[name]
+def spade_measure(label: str, declaration: Declaration, ids: list[str], data_dir: Path,
+                  respond: Responder, load: float, tokenizer: Any) -> Measure:  # fmt: skip
+    """One `run_benchmark` through `respond`, timed; tokens counted as `lm_eval_direct`'s."""
+    started = time.perf_counter()
+    run = run_benchmark(declaration, respond, data_dir, ids)
+    seconds = time.perf_counter() - started
+    texts = [sample.output for sample in run.samples]
+    score = sum(sample.score for sample in run.samples) / max(len(run.samples), 1)
+    return Measure(label, seconds, count_tokens(tokenizer, texts), load, score)
+
+
+def spade_runs(declaration: Declaration, ids: list[str], data_dir: Path, spec: str,
+               batch_size: int, tokenizer: Any) -> list[Measure]:  # fmt: skip
     started = time.perf_counter()
     policy = load_policy(spec, batch_size=batch_size)
     load = time.perf_counter() - started
@@ -96,12 +118,8 @@ def spade_runs(name: str, ids: list[str], data_dir: Path, spec: str, batch_size:
         cache = CompletionCache(Path(tmp) / "completions.sqlite")
         for label in ("spade-eval, cold (empty cache)", "spade-eval, fully cached re-run"):
             respond = PolicyResponder(policy, info.weights_sha256 or spec, cache, batch_size)
-            started = time.perf_counter()
-            run = run_benchmark(declaration, respond, data_dir, ids)
-            seconds = time.perf_counter() - started
-            texts = [sample.output for sample in run.samples]
-            score = sum(sample.score for sample in run.samples) / max(len(run.samples), 1)
-            measures.append(Measure(label, seconds, count_tokens(tokenizer, texts), load, score))
+            measures.append(spade_measure(label, declaration, ids, data_dir, respond, load,
+                                          tokenizer))  # fmt: skip
     return measures
 
 
@@ -117,18 +135,13 @@ def main() -> None:
 
     from transformers import AutoTokenizer
 
-    from spade.models.builtin import BUILTIN_MODELS, ensure_builtin_model
-
     declaration = declarations()[args.benchmark]
-    bench = build_benchmark(declaration)
-    ids = choose_ids(declaration, bench, bench.sample_ids(args.data_dir), None, args.limit)
-    weights = (
-        ensure_builtin_model(args.model)[0] if args.model in BUILTIN_MODELS else Path(args.model)
-    )
+    ids = slice_ids(declaration, args.data_dir, args.limit)
+    weights = weights_dir(args.model)
     tokenizer = AutoTokenizer.from_pretrained(weights)
-    measures = [lm_eval_direct(args.benchmark, ids, args.data_dir, weights, args.batch_size,
+    measures = [lm_eval_direct(declaration, ids, args.data_dir, weights, args.batch_size,
                                tokenizer)]  # fmt: skip
-    measures += spade_runs(args.benchmark, ids, args.data_dir, args.model, args.batch_size,
+    measures += spade_runs(declaration, ids, args.data_dir, args.model, args.batch_size,
                            tokenizer)  # fmt: skip
     if args.json:
         print(json.dumps([m.__dict__ | {"tokens_per_s": m.tokens_per_s} for m in measures]))

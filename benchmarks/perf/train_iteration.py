@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tabulate import tabulate
 
@@ -55,12 +55,15 @@ def breakdown(rows: list[dict[str, Any]]) -> list[list[Any]]:
     return table
 
 
-def run_training(run_dir: Path, iterations: int, sets: list[str]) -> None:
+def run_training(
+    run_dir: Path, iterations: int, sets: list[str], stdout: IO[str] | None = None
+) -> None:
+    """`spade-train` for `iterations` in `run_dir`; `stdout`: where its stdout goes (ours)."""
     command = [sys.executable, "-m", "spade.cli.train", "--run-dir", str(run_dir),
                "--iterations", str(iterations), "--set", "freeze_at_end=false"]  # fmt: skip
     for item in sets:
         command += ["--set", item]
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, stdout=stdout)
 
 
 def main() -> None:
