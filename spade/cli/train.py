@@ -5,6 +5,7 @@ spade-train --resume RUN_DIR                                      continue a run
 spade-train memory show RUN_DIR                                   the env memory
 spade-train warmup [--run-dir DIR] [--set KEY=VALUE ...]            the SFT warm start
 spade-train curves RUN_DIR [RUN_DIR ...] [--out FILE]               runs' curves on one PNG
+spade-train designer-probe [--config FILE] [--checkpoint CKPT]       a designer's validity
 
 Updates on several GPUs: `accelerate launch [--num_processes N] -m spade.cli.train ...` (or
 `torchrun --nproc_per_node N`). Rank 0 runs the loop and writes the run; the other processes
@@ -232,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         from spade.cli.curves import curves
 
         return curves(argv[1:])
+    if argv[:1] == ["designer-probe"]:
+        from spade.cli.designer_probe import designer_probe
+
+        return designer_probe(argv[1:])
     args = build_parser().parse_args(argv)
     from spade.rl.distributed import launched_rank
 

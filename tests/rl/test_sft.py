@@ -50,8 +50,9 @@ def test_warm_start_learns_the_replies_only_and_exports_a_loadable_model(
     tiny_model_dir: Path, smollm2_tokenizer: Any, tmp_path: Path
 ) -> None:
     example = ExampleTokens(smollm2_tokenizer).conversation(EPISODE, "test")
+    # bf16 autocast (what `precision: auto` picks on a CPU with AVX512-BF16) still learns.
     config = SftConfig(epochs=30, lr=3e-3, batch_size=2, grad_accum=1, save_steps=10,
-                       logging_steps=5)  # fmt: skip
+                       logging_steps=5, precision="bf16")  # fmt: skip
     # TRL's labels: the token where the mask is 1, -100 (no loss) everywhere else.
     trainer, _, _ = build_trainer(tiny_model_dir, [example], config, tmp_path / "probe")
     labels = trainer.train_dataset[0]["labels"]
@@ -78,3 +79,25 @@ def test_bad_examples_are_refused() -> None:
         SftExample((1, 2), (0, 0), "empty")
     with pytest.raises(ValueError, match="2 ids but 1 mask"):
         SftExample((1, 2), (1,), "short")
+
+
+@pytest.mark.parametrize(("precision", "bf16"), [("fp32", False), ("bf16", True)])
+def test_precision_and_checkpointing_reach_the_trainer(
+    tiny_model_dir: Path, smollm2_tokenizer: Any, tmp_path: Path, precision: str, bf16: bool
+) -> None:
+    example = ExampleTokens(smollm2_tokenizer).conversation(EPISODE, "test")
+    config = SftConfig(precision=precision, gradient_checkpointing=not bf16)
+    trainer, _, _ = build_trainer(tiny_model_dir, [example], config, tmp_path)
+    assert trainer.args.bf16 is bf16 and trainer.args.gradient_checkpointing is not bf16
+    assert trainer.accelerator.mixed_precision == ("bf16" if bf16 else "no")
+    # Weights (and so the optimizer state) stay float32 under autocast.
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
+
+
+def test_auto_precision_is_bf16_only_where_it_is_native() -> None:
+    from spade.rl.sft import native_bf16
+
+    assert SftConfig().uses_bf16() is native_bf16()
+    assert SftConfig(precision="fp32").uses_bf16() is False
+    with pytest.raises(ValueError, match="warmup.precision must be one of auto, bf16, fp32"):
+        SftConfig(precision="fp16")

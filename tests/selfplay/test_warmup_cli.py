@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ def warmup(*args: str) -> subprocess.CompletedProcess[str]:
             "sft: warmup.epochs must be > 0",
         ),
         (["sft.bogus=1"], "sft: "),
-        (["agent_episodes_per_env=0"], "agent_episodes_per_env"),
+        (["agent_episodes_per_env=-1"], "agent_episodes_per_env"),
     ],
 )
 def test_a_bad_setting_is_one_line_before_anything_runs(
@@ -41,3 +42,20 @@ def test_resuming_a_folder_that_is_no_warm_start_is_one_line(tmp_path: Path) -> 
     result = warmup("--resume", str(tmp_path))
     assert result.returncode != 0 and "not a warm-start run directory" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_hint_examples_limit_the_hints_and_zero_agent_episodes_build_no_play(
+    smollm2_tokenizer: Any,
+) -> None:
+    from spade.selfplay.warmup.run import WarmupConfig, _agent_records, _examples
+    from spade.selfplay.warmup.tokens import ExampleTokens
+
+    designs = [{"messages": [{"role": "user", "content": f"Design env {i}."}],
+                "reply": f"```python\nclass E{i}Env: pass\n```", "mechanic": "m",
+                "hint_messages": [{"role": "user", "content": f"Hint for env {i}?"}],
+                "hint_reply": "Bisect."} for i in range(3)]  # fmt: skip
+    tokens = ExampleTokens(smollm2_tokenizer)
+    kinds = [e.source.split(":")[0] for e in _examples(tokens, [], designs, hints=1)]
+    assert kinds == ["designer", "hint", "designer", "designer"]
+    assert [e.source.split(":")[0] for e in _examples(tokens, [], designs)].count("hint") == 3
+    assert _agent_records(WarmupConfig(agent_episodes_per_env=0), Path("unused")) == []

@@ -46,8 +46,15 @@ class WarmupConfig(BaseModel):
 
     model: str = Field("smollm2-135m", description="HF model dir or built-in alias to start from")
     suite: str = Field("spade-seed@1.1.0", description="agent data from this suite's train split")
-    agent_episodes_per_env: int = Field(6, ge=1, description="teacher episodes per train env")
+    agent_episodes_per_env: int = Field(
+        6, ge=0, description="teacher episodes per train env (0: a designer-only warm start)"
+    )
     designer_examples: int = Field(160, ge=0, description="designer (and hint) examples")
+    hint_examples: int | None = Field(
+        None, ge=0, description="hint examples, from the first N designs (None: one per design); "
+        "a hint prompt is the whole env source for a ~30-token reply, so hints are cheap to learn "
+        "and dear to train on",
+    )  # fmt: skip
     designer_data: dict[str, Any] = Field(
         default_factory=dict,
         description="spade.selfplay.warmup.designer_data.DesignerDataConfig fields (e.g. "
@@ -115,7 +122,7 @@ def run_warmup(config: WarmupConfig, run_dir: Path, resume: bool = False) -> War
     seconds["data"] = time.perf_counter() - started
     model_dir = builtin_model_dir(config.model) if config.model in BUILTIN_MODELS else config.model
     tokens = ExampleTokens(AutoTokenizer.from_pretrained(model_dir))
-    examples = _examples(tokens, agent, designer)
+    examples = _examples(tokens, agent, designer, config.hint_examples)
     counts: dict[str, int] = {}
     for example in examples:
         kind = example.source.split(":", 1)[0]
@@ -147,6 +154,8 @@ def _data(
 def _agent_records(config: WarmupConfig, data_dir: Path) -> list[dict[str, Any]]:
     from spade.selfplay.warmup.agent_data import build_agent_data, summary
 
+    if config.agent_episodes_per_env == 0:
+        return []
     rng = random.Random(f"warmup/agent/{config.seed}")
     train_envs = load_suite(config.suite).envs_in("train")
     episodes = build_agent_data(train_envs, config.agent_episodes_per_env, rng, config.sandbox)
@@ -173,15 +182,18 @@ def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 def _examples(
-    tokens: Any, agent: list[dict[str, Any]], designer: list[dict[str, Any]]
+    tokens: Any,
+    agent: list[dict[str, Any]],
+    designer: list[dict[str, Any]],
+    hints: int | None = None,
 ) -> list[SftExample]:
     examples = [tokens.conversation(r["messages"], f"agent:{r['env_id']}:{r['teacher']}")
                 for r in agent]  # fmt: skip
-    for record in designer:
+    for index, record in enumerate(designer):
         reply = {"role": "assistant", "content": record["reply"]}
         examples.append(tokens.conversation([*record["messages"], reply],
                                             f"designer:{record['mechanic']}"))  # fmt: skip
-        if record.get("hint_reply"):
+        if record.get("hint_reply") and (hints is None or index < hints):
             hint = {"role": "assistant", "content": record["hint_reply"]}
             examples.append(tokens.conversation([*record["hint_messages"], hint],
                                                 f"hint:{record['mechanic']}"))  # fmt: skip

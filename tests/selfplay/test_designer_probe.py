@@ -1,0 +1,105 @@
+"""`spade-train designer-probe`: the loop's designer step, counted, on the real sandbox.
+
+The counting tests script the designer's replies (a valid env, a reply without code), since a
+model that writes valid envs does not run on this CPU in test time; the checks, the
+near-duplicate guard and the hint leak check are the real ones. The CLI test runs a real
+(tiny) model end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from spade.models.policy import Completion
+from spade.rollout import GenRequest
+from spade.sandbox import SandboxConfig
+from spade.selfplay.config import load_config
+from spade.selfplay.designer_probe import failure_kind, probe_designer, write_designs
+from tests.replies import completion
+from tests.selfplay.test_loop import HINT, LENGTH_ENV
+
+CONFIG = {
+    "designer.designs_per_iteration": 2,
+    "designer.group_size": 2,
+    "designer.repair_attempts": 1,
+    "no_corpus": True,
+}
+
+
+def scripted(requests: Sequence[GenRequest]) -> list[list[Completion]]:
+    """Each design request: one valid env and one reply without code; repairs stay broken."""
+    answers = []
+    for request in requests:
+        if request.phase == "hint":
+            answers.append([completion(HINT)] * request.n)
+        elif request.sample_id.endswith("/repair"):
+            answers.append([completion("Still no code, sorry.")])
+        else:
+            texts = [f"```python\n{LENGTH_ENV}```", "I would write an env about cells."]
+            answers.append([completion(t) for t in texts[: request.n]])
+    return answers
+
+
+def test_the_probe_counts_valid_designs_and_names_the_failures(tmp_path: Path) -> None:
+    config = load_config(None, CONFIG)
+    result = probe_designer(config, scripted, None, [], [], SandboxConfig(), rounds=2)
+    # Two rounds of two prompts of two replies. Within a round the second valid LengthEnv
+    # repeats the first one accepted, as in a training iteration (a new round starts afresh),
+    # and every failed reply gets its repair, which the script leaves without code.
+    assert len(result.candidates) == 8
+    assert result.valid == 2 and result.validity == 0.25
+    assert result.failures() == {"no_code": 6}
+    assert all(c.attempts == 2 for c in result.candidates if not c.valid)
+    summary = result.summary()
+    assert summary["candidates"] == 8 and summary["valid"] == 2 and summary["cut_off"] == 0
+    out = write_designs(tmp_path / "designs.jsonl", result)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["valid"] for r in records].count(True) == 2
+    assert all(r["hint"] == HINT for r in records if r["valid"])
+
+
+def test_a_design_that_repeats_the_warm_start_data_is_not_counted() -> None:
+    config = load_config(None, {**CONFIG, "designer.repair_attempts": 0})
+    known = [("known:designer.jsonl:1", LENGTH_ENV.replace("LengthEnv", "WordEnv"))]
+    result = probe_designer(config, scripted, None, [], known, SandboxConfig(), rounds=1)
+    assert result.valid == 0
+    assert result.failures() == {"no_code": 2, "near_duplicate": 2}
+    assert all("known:designer.jsonl:1" in (c.failure or "") for c in result.candidates
+               if failure_kind(c.failure) == "near_duplicate")  # fmt: skip
+
+
+def probe(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spade.cli.train", "designer-probe", *args],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
+def test_the_cli_probes_a_real_model(tiny_model_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "designs.jsonl"
+    result = probe("--set", f"model={tiny_model_dir}", "--set", "designer.max_gen_toks=64",
+                   "--set", "designer.designs_per_iteration=1", "--set", "no_corpus=true",
+                   "--rounds", "1", "--out", str(out), "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["checkpoint"] == str(tiny_model_dir)
+    # A random tiny model writes no env: every candidate failed, each for a named reason.
+    assert summary["valid"] == 0 and sum(summary["failures"].values()) == summary["candidates"]
+    # ... and ends no reply within 64 tokens.
+    assert summary["cut_off"] == summary["candidates"]
+    assert len(out.read_text().splitlines()) == summary["candidates"]
+
+
+def test_bad_probe_input_is_one_line(tmp_path: Path) -> None:
+    for args, message in (
+        (["--rounds", "0"], "--rounds must be >= 1"),
+        (["--set", f"model={tmp_path}"], "config.json"),
+        (["--set", "designer.known_designs=/nonexistent.jsonl"], "designer.known_designs"),
+    ):
+        result = probe(*args)
+        assert result.returncode != 0, args
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], result.stderr
+        assert "Traceback" not in result.stderr
