@@ -39,15 +39,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
-from spade.models.policy import PolicyError, PolicyInfo
+from spade.models.policy import PolicyInfo
 from spade.models.vllm_backend import VLLMConfig, cpu_environment, on_cpu
+from spade.models.vllm_routes import RouteError, VLLMRoutes
 from spade.models.weights import weights_sha256
 
 HOST = "127.0.0.1"
 LOG_NAME = "vllm-serve.log"
 
 
-class ServerError(PolicyError):
+class ServerError(RouteError):
     """The managed server cannot start, died, or refused a request; the message is one line."""
 
 
@@ -253,15 +254,19 @@ class VLLMServer:
 
     # -- new weights -------------------------------------------------------------------------
 
+    @property
+    def routes(self) -> VLLMRoutes:
+        """vLLM's control routes on this server (each request checks the process first)."""
+        return VLLMRoutes(self.root, self.config.request_timeout_s, self.check, ServerError)
+
     def load_lora_adapter(self, name: str, path: str | Path) -> None:
         """Serve the PEFT adapter at `path` under `name` (requests then name it as model)."""
         if not self.config.engine.enable_lora:
             raise ServerError("this server was started without LoRA: set enable_lora: true")
-        self.post("/v1/load_lora_adapter", {"lora_name": name,
-                                            "lora_path": str(Path(path).resolve())})  # fmt: skip
+        self.routes.load_lora_adapter(name, Path(path).resolve())
 
     def unload_lora_adapter(self, name: str) -> None:
-        self.post("/v1/unload_lora_adapter", {"lora_name": name})
+        self.routes.unload_lora_adapter(name)
 
     def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
         """Replace the served weights with `(name, tensor)` pairs under the HF names, tied
@@ -274,40 +279,12 @@ class VLLMServer:
         if not self.config.weight_reload:
             raise ServerError("this server was started without weight_reload: set it to "
                               "reload full weights")  # fmt: skip
-        path = str(Path(weights_dir).resolve())
-        self.post("/collective_rpc", {"method": "reload_weights",
-                                      "kwargs": {"weights_path": path}})  # fmt: skip
-        self.post("/reset_prefix_cache", {})  # cached KV blocks came from the old weights
+        self.routes.reload_weights(Path(weights_dir).resolve())
         self._weights_replaced = True
 
     def models(self) -> list[str]:
         """Served model names: the base model, then loaded adapters."""
-        reply = self.request("GET", "/v1/models")
-        return [str(entry["id"]) for entry in reply.get("data", [])]
-
-    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        return self.request("POST", path, body)
-
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A control request; a refusal or a dead server is a ServerError."""
-        self.check()
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(f"{self.root}{path}", data, method=method,
-                                         headers={"Content-Type": "application/json"})  # fmt: skip
-        try:
-            with urllib.request.urlopen(request, timeout=self.config.request_timeout_s) as reply:
-                raw = reply.read()
-        except urllib.error.HTTPError as exc:
-            detail = " ".join(exc.read().decode(errors="replace").split())[:300]
-            raise ServerError(f"{method} {path}: HTTP {exc.code}: {detail}") from None
-        except OSError as exc:
-            self.check()
-            raise ServerError(f"{method} {path}: {exc}") from None
-        try:
-            parsed = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            return {"text": raw.decode(errors="replace")}
-        return parsed if isinstance(parsed, dict) else {"value": parsed}
+        return self.routes.models()
 
 
 class ServedPolicy(OpenAIPolicy):

@@ -26,17 +26,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import shutil
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any, Protocol
 
 from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
 from spade.models.policy import Policy, PolicyError
 from spade.models.vllm_backend import VLLMConfig
+from spade.models.vllm_routes import RouteError, VLLMRoutes
 from spade.models.vllm_server import ServeConfig, VLLMServer, write_weights
 from spade.rl.learner import Learner
 from spade.selfplay.config import GenerationConfig, TrainConfig
@@ -181,8 +179,7 @@ class RemoteServer:
     def __init__(self, config: GenerationConfig, tokenizer: Any) -> None:
         assert config.base_url is not None  # server_engine's choice
         self.base_url = config.base_url.rstrip("/")
-        self.root = self.base_url.removesuffix("/v1")
-        self.timeout_s = config.timeout_s
+        self.routes = VLLMRoutes(self.base_url, config.timeout_s)
         model = config.served_model or self._first_model()
         # The learner's tokenizer renders chats here, as the learner does (vLLM servers).
         self._policy = OpenAIPolicy(
@@ -193,48 +190,29 @@ class RemoteServer:
     def policy(self) -> OpenAIPolicy:
         return self._policy
 
+    def models(self) -> list[str]:
+        return self.routes.models()
+
     def load_lora_adapter(self, name: str, path: Path) -> None:
-        self.post("/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(path)})
+        self.routes.load_lora_adapter(name, path)
 
     def unload_lora_adapter(self, name: str) -> None:
-        self.post("/v1/unload_lora_adapter", {"lora_name": name})
+        self.routes.unload_lora_adapter(name)
 
     def reload_weights(self, weights_dir: Path) -> None:
         # Open on a `vllm serve` started with VLLM_SERVER_DEV_MODE=1 that can read weights_dir.
-        self.post("/collective_rpc", {"method": "reload_weights",
-                                      "kwargs": {"weights_path": str(weights_dir)}})  # fmt: skip
-        self.post("/reset_prefix_cache", {})  # cached KV blocks came from the old weights
+        self.routes.reload_weights(weights_dir)
 
     def close(self) -> None:
-        pass
-
-    def post(self, path: str, body: dict[str, Any]) -> None:
-        """POST a control request (not a generation); a refusal is a GenerationError."""
-        request = urllib.request.Request(
-            f"{self.root}{path}", json.dumps(body).encode(), method="POST",
-            headers={"Content-Type": "application/json"},
-        )  # fmt: skip
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s):
-                pass
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode(errors="replace").strip()[:300]
-            raise GenerationError(f"{self.root}{path}: HTTP {exc.code}: {detail}") from None
-        except OSError as exc:
-            raise GenerationError(f"{self.root}{path}: {exc}") from None
-
-    def models(self) -> list[str]:
-        """What the server serves: the base model, then any loaded LoRA adapters (vLLM)."""
-        try:
-            with urllib.request.urlopen(f"{self.base_url}/models", timeout=self.timeout_s) as r:
-                return [str(entry["id"]) for entry in json.load(r)["data"]]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise GenerationError(
-                f"{self.base_url}/models: cannot list the served models ({exc}); is the server up?"
-            ) from None
+        pass  # the server is the user's: it outlives the run
 
     def _first_model(self) -> str:
-        models = self.models()
+        try:
+            models = self.models()
+        except RouteError as exc:
+            raise GenerationError(
+                f"{self.base_url}: cannot list the served models ({exc}); is the server up?"
+            ) from None
         if not models:
             raise GenerationError(f"{self.base_url}/models lists no model")
         return models[0]
@@ -392,7 +370,7 @@ class NcclSync:
             try:
                 from trl.generation.vllm_client import VLLMClient
 
-                client = VLLMClient(base_url=self.server.root, connection_timeout=60.0)
+                client = VLLMClient(base_url=self.server.routes.root, connection_timeout=60.0)
                 client.init_communicator(device=self.learner.device)
             except (ImportError, OSError, RuntimeError) as exc:  # no vLLM, server, or NCCL
                 raise GenerationError(f"generation.weight_sync nccl: {exc}") from None
