@@ -44,6 +44,10 @@ class UpdateConfig:
     """Most tokens per sample (prompt + completion); prompts are cut from the left."""
     temperature: float = 1.0
     """The rollouts' sampling temperature: logits are divided by it, as TRL does."""
+    role_temperatures: dict[str, float] = dataclasses.field(default_factory=dict)
+    """A role's own sampling temperature where it differs from `temperature` (e.g.
+    `{"designer": 0.4}`): each role's tokens are scored under the temperature they were
+    sampled at. spade-train fills it from `designer.temperature` and `agent.temperature`."""
     dtype: DType = "auto"
     """Compute dtype: 'auto' (bfloat16 on CUDA, float32 on CPU), 'float32' or 'bfloat16'.
     Trained weights and optimizer state stay float32; bfloat16 runs under autocast."""
@@ -82,6 +86,12 @@ class UpdateConfig:
             value = getattr(self, name)
             if not (value >= 0 and math.isfinite(value)):
                 raise ValueError(f"UpdateConfig.{name} must be >= 0, got {value!r}")
+        for role, value in self.role_temperatures.items():
+            if role not in ("designer", "agent") or not value > 0:
+                raise ValueError(
+                    f"UpdateConfig.role_temperatures: want designer/agent -> a temperature > 0, "
+                    f"got {role!r}: {value!r}"
+                )
         if self.tis_cap is not None and not self.tis_cap >= 1:
             raise ValueError(f"UpdateConfig.tis_cap must be >= 1 or None, got {self.tis_cap!r}")
         if self.mismatch_probe < 0:
@@ -106,6 +116,10 @@ class UpdateConfig:
                 f"{self.lora_alpha}"
             )
         object.__setattr__(self, "lora_target_modules", tuple(self.lora_target_modules))
+
+    def temperature_of(self, role: str) -> float:
+        """The temperature `role`'s tokens were sampled at (and are scored under)."""
+        return self.role_temperatures.get(role, self.temperature)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> UpdateConfig:

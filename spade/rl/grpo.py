@@ -65,8 +65,9 @@ from spade.rl.distributed import SINGLE_PROCESS, World
 from spade.rl.metrics import MismatchTally, RoleTally, UpdateMetrics, mean, role_metrics
 from spade.rl.samples import Batch, Role, TokenizedSample, collate
 
-ReferenceLogprobs = Callable[[Batch], torch.Tensor]
-"""Per-token log-probabilities of a batch's completions under the reference policy."""
+ReferenceLogprobs = Callable[[Batch, float], torch.Tensor]
+"""Per-token log-probabilities of a batch's completions under the reference policy, at a
+temperature."""
 
 
 @dataclass
@@ -265,7 +266,7 @@ def _backward(
     autocast: Callable[[], AbstractContextManager[Any]],
 ) -> float:
     with autocast():
-        logps, entropy = completion_logprobs(model, mb.batch, config.temperature)
+        logps, entropy = completion_logprobs(model, mb.batch, config.temperature_of(mb.role))
     old = logps.detach() if mb.old_logps is None else mb.old_logps
     terms = clipped_surrogate(
         logps,
@@ -312,12 +313,13 @@ def _score_before_update(
     """Old and/or reference log-probabilities of every micro-batch, before any weight moves;
     the old ones are compared with the sampler's."""
     for mb in (mb for micro_batches in plan for mb in micro_batches):
+        temperature = config.temperature_of(mb.role)
         with autocast():
             if old:
-                mb.old_logps = completion_logprobs(model, mb.batch, config.temperature)[0]
+                mb.old_logps = completion_logprobs(model, mb.batch, temperature)[0]
                 _add_mismatch(mismatch, mb.batch, mb.old_logps)
             if reference is not None:
-                mb.ref_logps = reference(mb.batch)
+                mb.ref_logps = reference(mb.batch, temperature)
 
 
 def _add_mismatch(mismatch: MismatchTally, batch: Batch, learner: torch.Tensor) -> None:
@@ -339,10 +341,13 @@ def _probe_mismatch(
     """With no signal to train on, still measure the mismatch, on a few samples (masked ones
     included: the sampler's numerics do not depend on an episode's outcome)."""
     probe = [s for s in samples if s.sampled_logprobs is not None][: config.mismatch_probe]
-    for first in range(0, len(probe), config.micro_batch_size):
-        batch = collate(probe[first : first + config.micro_batch_size], pad_id).to(device)
-        with autocast():
-            _add_mismatch(mismatch, batch, completion_logprobs(model, batch, config.temperature)[0])
+    for role in sorted({s.role for s in probe}):  # a batch scores at one role's temperature
+        of_role = [s for s in probe if s.role == role]
+        for first in range(0, len(of_role), config.micro_batch_size):
+            batch = collate(of_role[first : first + config.micro_batch_size], pad_id).to(device)
+            with autocast():
+                logps = completion_logprobs(model, batch, config.temperature_of(role))[0]
+            _add_mismatch(mismatch, batch, logps)
 
 
 def _count_samples(

@@ -306,16 +306,16 @@ class Learner:
             for name, param in params.items():
                 param.copy_(tensors[name])
 
-    def _reference_logprobs(self, batch: Batch) -> torch.Tensor:
+    def _reference_logprobs(self, batch: Batch, temperature: float) -> torch.Tensor:
         """Log-probabilities under the initial policy (for the KL term, beta > 0)."""
         if self.config.lora:  # the base model is the initial policy
             with self.model.disable_adapter():
-                return completion_logprobs(self.model, batch, self.config.temperature)[0]
+                return completion_logprobs(self.model, batch, temperature)[0]
         if self._reference_model is None:
             ref = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self.compute_dtype)
             ref.to(self.device)  # type: ignore[arg-type]
             self._reference_model = ref.eval().requires_grad_(False)
-        return completion_logprobs(self._reference_model, batch, self.config.temperature)[0]
+        return completion_logprobs(self._reference_model, batch, temperature)[0]
 
     def _describe(self) -> dict[str, Any]:
         import peft

@@ -207,7 +207,12 @@ class TrainConfig(_Strict):
     ray: RayConfig = Field(default_factory=RayConfig, description="env workers on Ray")
 
     def update_config(self) -> UpdateConfig:
-        return UpdateConfig.from_dict({"seed": self.seed, **self.update})
+        """The update's settings; each role is scored under the temperature it samples at
+        (a greedy role's logprobs are at temperature 1)."""
+        sampled = {"designer": self.designer.temperature, "agent": self.agent.temperature}
+        roles = {role: t if t > 0 else 1.0 for role, t in sampled.items()}
+        return UpdateConfig.from_dict({"seed": self.seed, **self.update,
+                                       "role_temperatures": roles})  # fmt: skip
 
     def weight_sync(self) -> WeightSync:
         """How a server backend receives the weights: `generation.weight_sync`, resolved."""
@@ -224,20 +229,17 @@ class TrainConfig(_Strict):
         # `update: {lora: true}` (or --set update.lora=true) changes one field, not all three.
         return {**UPDATE_DEFAULTS, **update}
 
-    @model_validator(mode="after")
-    def _one_sampling_temperature(self) -> TrainConfig:
-        # The loss scores each token under softmax(logits / update.temperature), as TRL does:
-        # that must be the distribution the rollouts sampled from, or the gradient is biased.
-        trained = self.update_config().temperature
-        for role, sampled in (("designer", self.designer.temperature),
-                              ("agent", self.agent.temperature)):  # fmt: skip
-            if sampled > 0 and sampled != trained:
-                raise ValueError(
-                    f"{role}.temperature {sampled} differs from update.temperature {trained}: "
-                    "the update must score tokens under the temperature they were sampled at; "
-                    "set update.temperature to match (both roles share it)"
-                )
-        return self
+    @field_validator("update")
+    @classmethod
+    def _role_temperatures_follow_sampling(cls, update: dict[str, Any]) -> dict[str, Any]:
+        # The loss must score each token under the temperature it was sampled at, so the
+        # roles' update temperatures are their sampling temperatures, never set apart.
+        if "role_temperatures" in update:
+            raise ValueError(
+                "update.role_temperatures is set from designer.temperature and "
+                "agent.temperature; set those instead"
+            )
+        return update
 
     @model_validator(mode="after")
     def _adapters_need_lora(self) -> TrainConfig:

@@ -84,3 +84,39 @@ def test_an_update_with_only_zero_advantages_still_measures_the_mismatch(
     metrics = learner.update([shifted]).as_dict()
     assert metrics["optimizer_steps"] == 0
     assert metrics["mismatch/logprob_abs_diff_max"] == pytest.approx(0.5, abs=1e-3)
+
+
+@pytest.mark.parametrize("advantage", [1.0, 0.0])  # a micro-batch runs / only the probe runs
+def test_each_role_is_scored_at_the_temperature_it_was_sampled_at(
+    tiny_model_dir: Path, advantage: float
+) -> None:
+    """A designer sampled at 0.5 and an agent at 1.5: with the roles' temperatures the
+    learner's logprobs are the sampler's (no mismatch); scored at one shared temperature,
+    the other role's are not."""
+    from spade.rl import Learner
+    from spade.rl.grpo import completion_logprobs
+    from spade.rl.samples import collate, fit_sample
+    from tests.rl.token_samples import sample
+
+    temperatures = {"designer": 0.5, "agent": 1.5}
+    samples = []
+    for role, temperature in temperatures.items():
+        plain = sample([{"role": "user", "content": f"Write as the {role}."}], "\\boxed{ok}",
+                       advantage, role)  # fmt: skip
+        learner = Learner(tiny_model_dir, UpdateConfig())
+        batch = collate([fit_sample(plain, 512)], learner.tokenizer.pad_token_id)
+        with torch.no_grad():
+            sampled = completion_logprobs(learner.model, batch, temperature)[0][0].tolist()
+        samples.append(replace(plain, sampled_logprobs=tuple(sampled)))
+    per_role = Learner(tiny_model_dir, UpdateConfig(lr=1e-9, role_temperatures=temperatures))
+    assert per_role.update(samples).as_dict()["mismatch/logprob_abs_diff_max"] < 1e-4
+    shared = Learner(tiny_model_dir, UpdateConfig(lr=1e-9, temperature=0.5))
+    assert shared.update(samples).as_dict()["mismatch/logprob_abs_diff_max"] > 0.01
+
+
+def test_role_temperatures_name_a_role_and_a_positive_value() -> None:
+    assert UpdateConfig(role_temperatures={"designer": 0.4}).temperature_of("designer") == 0.4
+    assert UpdateConfig(temperature=0.7).temperature_of("agent") == 0.7
+    for bad in ({"hint": 0.5}, {"agent": 0.0}):
+        with pytest.raises(ValueError, match="role_temperatures"):
+            UpdateConfig(role_temperatures=bad)

@@ -303,7 +303,7 @@ def test_a_run_without_an_optimizer_step_says_so(tmp_path: Path) -> None:
         (["--set", "update.lr=oops"], "update.lr: Input should be a valid number"),
         (["--set", "update.lora=maybe"], "update.lora: Input should be a valid boolean"),
         (["--config", "/nonexistent.yaml"], "cannot read"),
-        (["--set", "agent.temperature=0.7"], "differs from update.temperature 1.0"),
+        (["--set", "update.role_temperatures={agent: 0.5}"], "set those instead"),
         (["--set", "model=/nonexistent"], "model /nonexistent: not a Hugging Face model dir"),
         pytest.param(
             ["--set", "update.device=cuda"],
@@ -322,12 +322,14 @@ def test_bad_config_is_a_one_line_error(args: list[str], message: str, tmp_path:
 
 
 def test_an_update_override_keeps_the_other_laptop_defaults() -> None:
-    overrides = {"update.lora": True, "update.temperature": 0.7, "agent.temperature": 0.7,
-                 "designer.temperature": 0.7}  # fmt: skip
+    overrides = {"update.lora": True, "agent.temperature": 0.7, "designer.temperature": 0.0}
     config = load_config(None, overrides)
     assert config.update == {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048,
-                             "lora": True, "temperature": 0.7}  # fmt: skip
-    assert config.update_config().micro_batch_size == 2
+                             "lora": True}  # fmt: skip
+    update = config.update_config()
+    assert update.micro_batch_size == 2
+    # Each role is scored at its sampling temperature (greedy logprobs are at 1).
+    assert update.role_temperatures == {"designer": 1.0, "agent": 0.7}
     # PyYAML reads 1e-5 (no dot) as a string; the update config still takes it as a number.
     assert load_config(None, {"update.lr": "1e-5"}).update_config().lr == 1e-5
 
