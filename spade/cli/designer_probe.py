@@ -17,9 +17,8 @@ import argparse
 import json
 from pathlib import Path
 
-import yaml
-
 from spade.cli.errors import UsageError
+from spade.cli.settings import set_overrides
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,12 +54,7 @@ def designer_probe(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.rounds < 1:
         raise UsageError(f"--rounds must be >= 1, got {args.rounds}")
-    overrides = {}
-    for item in args.set:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
-        overrides[key] = yaml.safe_load(raw)
+    overrides = set_overrides(args.set)
     try:
         config = load_config(args.config, overrides)
         known = known_designs(config.designer.known_designs)

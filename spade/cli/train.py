@@ -20,9 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from spade.cli.errors import UsageError, one_line_errors
+from spade.cli.settings import set_overrides
 from spade.selfplay.config import ConfigError, TrainConfig, load_config
 
 ABLATIONS = ("no_corpus", "no_memory", "no_designer_training")
@@ -62,12 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for item in args.set:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
-        values[key] = yaml.safe_load(raw)
+    values = set_overrides(args.set)
     if args.mode:
         values["mode"] = args.mode
     if args.reward:

@@ -15,9 +15,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-import yaml
-
 from spade.cli.errors import UsageError
+from spade.cli.settings import set_overrides
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,12 +42,7 @@ def warmup(argv: list[str]) -> int:
     from spade.suites import SuiteError
 
     args = build_parser().parse_args(argv)
-    overrides = {}
-    for item in args.set:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
-        overrides[key] = yaml.safe_load(raw)
+    overrides = set_overrides(args.set)
     try:
         if args.resume is not None:
             if not (args.resume / "config.yaml").is_file():
