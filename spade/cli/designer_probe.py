@@ -73,7 +73,7 @@ def designer_probe(argv: list[str]) -> int:
         policy = load_policy(spec)
         respond = PolicyResponder(policy, f"probe/{spec}", None, config.generation_batch_size)
         result = probe_designer(config, respond, corpus, cold_start, known, config.sandbox,
-                                args.rounds)  # fmt: skip
+                                args.rounds, progress=True)  # fmt: skip
     except (ModelSpecError, BuiltinModelError, PolicyError) as exc:
         raise UsageError(str(exc)) from None
     if args.out is not None:

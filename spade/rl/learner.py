@@ -267,7 +267,7 @@ class Learner:
             # Non-reentrant: works with frozen inputs (LoRA) without enable_input_require_grads.
             kwargs = {"use_reentrant": False}
             if hasattr(model, "activation_checkpointing_enable"):  # its name from transformers 5
-                model.activation_checkpointing_enable(kwargs)
+                model.activation_checkpointing_enable(kwargs)  # type: ignore[operator]  # Module.__getattr__ types it as a Tensor
             else:
                 model.gradient_checkpointing_enable(kwargs)
         if not self.config.lora:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from spade.atomic import write_atomic
 from spade.corpus import Corpus
 from spade.rollout import Responder
@@ -81,6 +83,7 @@ def probe_designer(
     known: Sequence[tuple[str, str]],
     sandbox: SandboxConfig,
     rounds: int,
+    progress: bool = False,
 ) -> ProbeResult:
     """`rounds` batches of the loop's design requests (each `designs_per_iteration` prompts of
     `group_size` samples), seeded from `config.seed` apart from any training iteration."""
@@ -88,13 +91,15 @@ def probe_designer(
     candidates: list[Candidate] = []
     times = DesignTimes()
     started = time.perf_counter()
-    for index in range(rounds):
+    bar = tqdm(range(rounds), desc="designer probe", unit="round", disable=not progress)
+    for index in bar:
         rng = random.Random(f"{config.seed}/probe/{index}")
         requests = design_requests(config, rng, corpus, memory, cold_start)
         batch = generate_candidates(requests, respond, config, rng.randrange(1 << 30), sandbox,
                                     memory, times, known)  # fmt: skip
         write_hints(batch, respond, config, rng.randrange(1 << 30), sandbox, times)
         candidates += batch
+        bar.set_postfix(valid=f"{sum(c.valid for c in candidates)}/{len(candidates)}")
     seconds = {"total": time.perf_counter() - started, "generation": times.generation,
                "validation": times.validation}  # fmt: skip
     return ProbeResult(candidates, seconds)
