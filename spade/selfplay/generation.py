@@ -204,7 +204,7 @@ class RemoteServer:
         self.routes.reload_weights(weights_dir)
 
     def close(self) -> None:
-        pass  # the server is the user's: it outlives the run
+        """Nothing to stop: the server is the user's and outlives the run."""
 
     def _first_model(self) -> str:
         try:
