@@ -8,7 +8,8 @@ sampling, sandbox checks with repairs, the near-duplicate guard against
 `designer.known_designs`, hints) with the config's model, or CKPT (any `spade-eval` form:
 `vllm:DIR`, a HF dir, an alias). Nothing is played or trained. Prints the validity and why the
 rest failed; --out keeps every reply and its verdict. Default CKPT: `vllm:MODEL` when the
-config generates with vLLM (`generation.backend: vllm|server`), else MODEL.
+config generates with vLLM (`generation.backend: vllm|server`, or `auto` with vLLM
+installed), else MODEL.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def designer_probe(argv: list[str]) -> int:
     from spade.sandbox import resolve_backend
     from spade.selfplay.config import ConfigError, load_config
     from spade.selfplay.designer_probe import probe_designer, write_designs
+    from spade.selfplay.generation import resolved_backend
     from spade.selfplay.loop import known_designs
     from spade.selfplay.memory import cold_start_envs
     from spade.suites import SuiteError
@@ -67,7 +69,7 @@ def designer_probe(argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
     use_sandbox("spade-train designer-probe", config.sandbox)
     resolve_backend(config.sandbox)  # no usable sandbox: one line now, before the model loads
-    vllm = config.generation.backend in ("vllm", "server")
+    vllm = resolved_backend(config.generation.backend, world_size=1) in ("vllm", "server")
     spec = args.checkpoint or (f"vllm:{config.model}" if vllm else config.model)
     try:
         policy = load_policy(spec)

@@ -144,7 +144,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     from spade.models.policy import PolicyError
     from spade.rl.learner import LearnerError
     from spade.sandbox import resolve_backend
-    from spade.selfplay.generation import GenerationError
+    from spade.selfplay.generation import GenerationError, resolved_backend
     from spade.selfplay.loop import SelfPlayRun
     from spade.suites import SuiteError
 
@@ -165,6 +165,10 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
         run.engine.close()
         raise UsageError(str(exc)) from None
     print(f"run directory: {run_dir}", file=sys.stderr)
+    backend = config.generation.backend
+    if backend == "auto":
+        chosen = resolved_backend(backend, run.learner.world.size)
+        print(f"generation: {chosen} (generation.backend auto)", file=sys.stderr)
     try:
         last = run.run()
     except (GenerationError, PolicyError, openai.APIError) as exc:  # e.g. the server died

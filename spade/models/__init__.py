@@ -16,7 +16,7 @@ from spade.models.builtin import (
     ensure_builtin_model,
     spade_cache_dir,
 )
-from spade.models.load import ModelSpecError, load_policy
+from spade.models.load import ModelSpecError, load_policy, local_model_dir
 from spade.models.policy import (
     DEFAULT_MAX_NEW_TOKENS,
     Completion,
@@ -71,6 +71,7 @@ __all__ = [
     "builtin_model_dir",
     "ensure_builtin_model",
     "load_policy",
+    "local_model_dir",
     "spade_cache_dir",
     "weights_sha256",
 ]

@@ -88,6 +88,15 @@ def _load_vllm(
     return server.policy(OpenAIConfig(concurrency=concurrency))
 
 
+def local_model_dir(spec: str) -> Path | None:
+    """The local model dir a checkpoint string loads (an alias fetched and converted on first
+    use), or None for a remote one (`openai:`); a bad path raises ModelSpecError."""
+    if spec.startswith("openai:"):
+        return None
+    target = spec.removeprefix("vllm:")
+    return _model_dir(target, spec)
+
+
 def _name(target: str, path: Path) -> str:
     # An alias is reported as itself: its cache path differs from machine to machine.
     return target if target in BUILTIN_MODELS else str(path)

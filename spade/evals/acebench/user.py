@@ -1,9 +1,12 @@
-"""The simulated user of multi_turn entries: a model of its own, not the checkpoint under test.
+"""The simulated user of multi_turn entries: a model of its own (`options.user_model`), fixed
+while the checkpoint under test changes.
 
 Scores depend on the user model, so its identity is recorded with every sample; compare
 multi_turn scores only between runs with the same user. The responder is built on first use
 (`load_policy` + `PolicyResponder` + the shared completion cache), so a run that needs no
-user (multi_step only, saved predictions) loads no second model; tests pass their own.
+user (multi_step only, saved predictions) loads no second model; tests pass their own. When
+the checkpoint under test has the user model's very weights (the base model evaluated against
+itself as user), the user shares the checkpoint's engine instead of loading a second copy.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 
 from spade.evals.declarations import DeclarationError
 from spade.models.policy import Completion, SamplingParams
-from spade.rollout import GenRequest, Responder
+from spade.rollout import GenRequest, PolicyResponder, Responder
 
 
 class UserSimulator:
@@ -45,6 +48,32 @@ class UserSimulator:
         if self._respond is None:
             self._respond = self._build()
         return self._respond
+
+    def share(self, respond: Responder) -> None:
+        """Answer the user's turns with the checkpoint's own engine when the user model has the
+        checkpoint's weights (the same file hashes): one model in memory, and the user gets
+        the engine under test's speed (vLLM's, for `vllm:` checkpoints). Its replies are that
+        engine's; greedy replies of the transformers and vLLM backends are token-identical
+        (tests/models). Otherwise, and for a user given by the caller, nothing changes."""
+        if self._respond is not None or not isinstance(respond, PolicyResponder):
+            return
+        from spade.models import ModelSpecError, local_model_dir
+        from spade.models.weights import weights_sha256
+
+        info = respond.policy.describe()
+        try:
+            path = local_model_dir(self.spec)
+        except ModelSpecError as exc:
+            raise DeclarationError(f"acebench options.user_model: {exc}") from None
+        if path is None or info.weights_sha256 is None:
+            return
+        if weights_sha256(path) != info.weights_sha256:
+            return
+        self._respond = PolicyResponder(respond.policy, respond.model_key, respond.cache,
+                                        self.batch_size)  # fmt: skip
+        self._identity.update(backend=info.backend, model=info.model,
+                              weights_sha256=info.weights_sha256, endpoint=info.endpoint,
+                              shared_with_checkpoint=True)  # fmt: skip
 
     def describe(self) -> dict[str, Any]:
         """What plays the user: the spec, and once loaded the backend, model and weights hash."""

@@ -31,7 +31,7 @@ from spade.selfplay.config import DesignerConfig
 from spade.selfplay.designer import DesignRequest, Reference, designer_messages
 from spade.selfplay.diversity import DEFAULT_THRESHOLD, find_near_duplicate
 from spade.selfplay.hints import check_hint, hint_messages, secret_values
-from spade.selfplay.memory import NegativeExample, describe, excerpt
+from spade.selfplay.memory import ColdStartEnv, NegativeExample, describe, excerpt
 from spade.selfplay.warmup.content import Content, extract
 from spade.selfplay.warmup.mechanics import MECHANICS, Mechanic, Target
 
@@ -62,6 +62,12 @@ class DesignerDataConfig:
     is ~2,300 tokens with its reply, a prompt without references ~1,300)."""
     unmeasured_share: float = 0.25
     """Of the references, the share shown as cold-start 'reference examples' (no stats)."""
+    cold_start_share: float = 0.0
+    """Share of prompts whose references are cold-start envs (the train split of the warm
+    start's `suite`, which a run's `memory.cold_start_suite` names too; of the reply's kind,
+    excerpted, no stats, no negative line),
+    as the loop shows them while its memory holds no in-band env of that kind: every prompt
+    of a run's first iterations. Needs the `cold_start` envs given to `build_designer_data`."""
     negative_share: float = 0.3
     """Share of prompts with a negative line (an env outside the win-rate band)."""
     excerpt_chars: int = 2000
@@ -71,6 +77,11 @@ class DesignerDataConfig:
     """Generator draws per example to find a source within budget and not a near-duplicate."""
     document_tries: int = 50
     """Documents tried per example to find one that offers what the mechanic needs."""
+
+    def __post_init__(self) -> None:
+        for name in ("reference_share", "unmeasured_share", "cold_start_share", "negative_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], not {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
@@ -136,14 +147,19 @@ def build_designer_data(
     count_tokens: Callable[[str], int] | None = None,
     stats: BuildStats | None = None,
     progress: bool = False,
+    cold_start: Sequence[ColdStartEnv] = (),
 ) -> list[DesignerExample]:
     """`n` designer examples from `corpus`, deterministic for a fixed `rng` state.
 
     Mechanics take turns (a shuffled cycle), each example's kind and skill are drawn from
     what its mechanic teaches, and every source passes `validate_source` in `sandbox`.
-    `count_tokens` measures a reply (default: the SmolLM2 tokenizer).
+    `count_tokens` measures a reply (default: the SmolLM2 tokenizer). `cold_start`: the
+    envs `config.cold_start_share` of the prompts show as references (`cold_start_envs`:
+    a suite's train split, never a held-out env).
     """
     config = config or DesignerDataConfig()
+    if config.cold_start_share > 0 and not cold_start:
+        raise ValueError("designer_data.cold_start_share > 0 needs cold-start envs to show")
     count_tokens = count_tokens or smollm2_token_counter()
     stats = stats if stats is not None else BuildStats()
     envs: list[_Env] = []
@@ -166,7 +182,7 @@ def build_designer_data(
             envs.append(env)
             bar.update()
     bar.close()
-    return [_example(env, envs, index, rng, config) for index, env in enumerate(envs)]
+    return [_example(env, envs, index, rng, config, cold_start) for index, env in enumerate(envs)]
 
 
 def write_jsonl(path: str | Path, examples: Sequence[DesignerExample]) -> Path:
@@ -274,9 +290,16 @@ def _clean_hint(
 
 
 def _example(
-    env: _Env, envs: list[_Env], index: int, rng: random.Random, config: DesignerDataConfig
+    env: _Env,
+    envs: list[_Env],
+    index: int,
+    rng: random.Random,
+    config: DesignerDataConfig,
+    cold_start: Sequence[ColdStartEnv],
 ) -> DesignerExample:
-    references, negative = _memory(env, envs, index, rng, config)
+    references, negative = _cold_start_memory(env, rng, config, cold_start) or _memory(
+        env, envs, index, rng, config
+    )
     target = env.target
     request = DesignRequest(env.document_id, env.document, target.skill, target.difficulty,
                             target.kind, references, negative)  # fmt: skip
@@ -292,6 +315,24 @@ def _example(
         difficulty=env.target.difficulty,
         request=request,
     )
+
+
+def _cold_start_memory(
+    env: _Env, rng: random.Random, config: DesignerDataConfig, cold_start: Sequence[ColdStartEnv]
+) -> tuple[tuple[Reference, ...], None] | None:
+    """A cold-start prompt's references (`config.cold_start_share` of the prompts; None for
+    the others): cold-start envs of the reply's kind without stats, as `sample_context` fills
+    a prompt from an empty memory, and no negative line (an empty memory has none). An env
+    the reply would repeat is never shown."""
+    if config.cold_start_share == 0:
+        return None  # no draw: examples built without cold-start envs stay as they were
+    pool = [c for c in cold_start if c.kind == env.target.kind
+            and find_near_duplicate(env.source, [(c.id, c.source)]) is None]  # fmt: skip
+    if not pool or rng.random() >= config.cold_start_share:
+        return None
+    chosen = rng.sample(pool, min(len(pool), rng.choice(config.reference_counts)))
+    shown = tuple(Reference(excerpt(c.source, config.excerpt_chars), None, None) for c in chosen)
+    return shown, None
 
 
 def _memory(

@@ -164,6 +164,7 @@ def _agent_records(config: WarmupConfig, data_dir: Path) -> list[dict[str, Any]]
 
 
 def _designer_records(config: WarmupConfig) -> list[dict[str, Any]]:
+    from spade.selfplay.memory import cold_start_envs
     from spade.selfplay.warmup.designer_data import build_designer_data
 
     if config.designer_examples == 0:
@@ -172,8 +173,11 @@ def _designer_records(config: WarmupConfig) -> list[dict[str, Any]]:
     rng = random.Random(f"warmup/designer/{config.seed}")
     corpus = open_corpus(config.corpus.source, CorpusOptions(
         min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
+    # The loop's cold-start references: the suite's train split (never a held-out env).
+    cold_start = cold_start_envs(config.suite) if data_config.cold_start_share > 0 else []
     designs = build_designer_data(corpus, config.designer_examples, rng, config.sandbox,
-                                  config=data_config, progress=True)  # fmt: skip
+                                  config=data_config, progress=True,
+                                  cold_start=cold_start)  # fmt: skip
     return [e.to_json() for e in designs]
 
 
