@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spade.evals.declarations import DeclarationError
-from spade.models.policy import Completion, SamplingParams
+from spade.models.policy import Completion, PolicyInfo, SamplingParams
 from spade.rollout import GenRequest, PolicyResponder, Responder
 
 
@@ -71,9 +71,7 @@ class UserSimulator:
             return
         self._respond = PolicyResponder(respond.policy, respond.model_key, respond.cache,
                                         self.batch_size)  # fmt: skip
-        self._identity.update(backend=info.backend, model=info.model,
-                              weights_sha256=info.weights_sha256, endpoint=info.endpoint,
-                              shared_with_checkpoint=True)  # fmt: skip
+        self._remember(info, shared_with_checkpoint=True)
 
     def describe(self) -> dict[str, Any]:
         """What plays the user: the spec, and once loaded the backend, model and weights hash."""
@@ -88,12 +86,12 @@ class UserSimulator:
         except ModelSpecError as exc:
             raise DeclarationError(f"acebench options.user_model: {exc}") from None
         info = policy.describe()
-        self._identity.update(
-            backend=info.backend,
-            model=info.model,
-            weights_sha256=info.weights_sha256,
-            endpoint=info.endpoint,
-        )
+        self._remember(info)
         model_key = info.weights_sha256 or f"{info.backend}:{info.model}@{info.endpoint}"
         cache = CompletionCache(spade_cache_dir() / "completions.sqlite")
         return PolicyResponder(policy, model_key, cache, self.batch_size)
+
+    def _remember(self, info: PolicyInfo, **extra: Any) -> None:
+        self._identity.update(backend=info.backend, model=info.model,
+                              weights_sha256=info.weights_sha256, endpoint=info.endpoint,
+                              **extra)  # fmt: skip
