@@ -85,9 +85,11 @@ def designer_probe(argv: list[str]) -> int:
         print(json.dumps(summary))
         return 0
     failures = ", ".join(f"{n} {kind}" for kind, n in summary["failures"].items()) or "none"
+    first = ", ".join(f"{n} {kind}" for kind, n in summary["first_failures"].items()) or "none"
     print(f"{spec}: {result.valid} of {len(result.candidates)} designs valid "
           f"({100 * result.validity:.0f}%); failed: {failures}; cut off at "
           f"{config.designer.max_gen_toks} tokens: {summary['cut_off']}")  # fmt: skip
+    print(f"first replies, before repairs, failed: {first}")
     print(f"seconds: {summary['seconds']}")
     if args.out is not None:
         print(f"designs: {args.out}")

@@ -47,6 +47,9 @@ class Candidate:
     hint_prompt: list[Message] = field(default_factory=list)
     hint_reply: str | None = None
     attempts: int = 1
+    first: tuple[str, str | None] | None = None
+    """After a repair: the first reply and why it failed (the fields above are the last
+    attempt's), so a probe can tell the designer's own failures from its repairs'."""
 
     @property
     def reply(self) -> str:
@@ -153,6 +156,8 @@ def _repair(
                        for c, p in zip(failed, prompts, strict=True)])  # fmt: skip
     times.generation += time.perf_counter() - started
     for candidate, prompt, reply in zip(failed, prompts, replies, strict=True):
+        if candidate.first is None:
+            candidate.first = (candidate.reply, candidate.failure)
         candidate.prompt, candidate.completion = prompt, reply[0]
         candidate.attempts += 1
         candidate.code = candidate.report = candidate.failure = None

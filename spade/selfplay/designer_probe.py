@@ -52,6 +52,12 @@ class ProbeResult:
         """Failed candidates by the check that failed first (`syntax`, `near_duplicate`...)."""
         return Counter(failure_kind(c.failure) for c in self.candidates if not c.valid)
 
+    def first_failures(self) -> Counter[str]:
+        """The same for the designer's first replies, before any repair: the designs a repair
+        prompt (never in a warm start's data) did not write."""
+        return Counter(failure_kind(c.first[1] if c.first else c.failure)
+                       for c in self.candidates if c.first or not c.valid)  # fmt: skip
+
     def cut_off(self) -> int:
         """Candidates whose last reply hit the designer's token limit."""
         return sum(c.completion.finish_reason == "length" for c in self.candidates)
@@ -62,6 +68,7 @@ class ProbeResult:
             "valid": self.valid,
             "validity": round(self.validity, 4),
             "failures": dict(self.failures().most_common()),
+            "first_failures": dict(self.first_failures().most_common()),
             "cut_off": self.cut_off(),
             "repaired": sum(c.valid and c.attempts > 1 for c in self.candidates),
             "seconds": {k: round(v, 1) for k, v in self.seconds.items()},
@@ -113,7 +120,8 @@ def write_designs(path: Path, result: ProbeResult) -> Path:
                   "attempts": c.attempts, "finish_reason": c.completion.finish_reason,
                   "kind": c.request.kind, "skill": c.request.skill,
                   "document_id": c.request.document_id, "reply": c.reply,
-                  "hint": c.hint}  # fmt: skip
+                  "hint": c.hint, "first_reply": c.first[0] if c.first else None,
+                  "first_failure": c.first[1] if c.first else None}  # fmt: skip
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     write_atomic(path, "".join(lines))
     return path

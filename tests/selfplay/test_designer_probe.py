@@ -54,12 +54,18 @@ def test_the_probe_counts_valid_designs_and_names_the_failures(tmp_path: Path) -
     assert result.valid == 2 and result.validity == 0.25
     assert result.failures() == {"no_code": 6}
     assert all(c.attempts == 2 for c in result.candidates if not c.valid)
+    # What the designer itself wrote, before the repairs replaced it: the prose replies and
+    # the repeated LengthEnv; the last replies are the repairs' (no code).
+    assert result.first_failures() == {"no_code": 4, "near_duplicate": 2}
     summary = result.summary()
     assert summary["candidates"] == 8 and summary["valid"] == 2 and summary["cut_off"] == 0
     out = write_designs(tmp_path / "designs.jsonl", result)
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["valid"] for r in records].count(True) == 2
     assert all(r["hint"] == HINT for r in records if r["valid"])
+    repeated = [r for r in records if (r["first_failure"] or "").startswith("near_duplicate")]
+    assert len(repeated) == 2 and all("LengthEnv" in r["first_reply"] for r in repeated)
+    assert all(r["first_reply"] is None for r in records if r["valid"])
 
 
 def test_a_design_that_repeats_the_warm_start_data_is_not_counted() -> None:
