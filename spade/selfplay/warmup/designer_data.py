@@ -65,9 +65,9 @@ class DesignerDataConfig:
     cold_start_share: float = 0.0
     """Share of prompts whose references are cold-start envs (the train split of the warm
     start's `suite`, which a run's `memory.cold_start_suite` names too; of the reply's kind,
-    excerpted, no stats, no negative line),
-    as the loop shows them while its memory holds no in-band env of that kind: every prompt
-    of a run's first iterations. Needs the `cold_start` envs given to `build_designer_data`."""
+    excerpted, no stats, no negative line), as the loop shows them while its memory holds no
+    in-band env of that kind: every prompt of a run's first iterations. Needs the
+    `cold_start` envs given to `build_designer_data`."""
     negative_share: float = 0.3
     """Share of prompts with a negative line (an env outside the win-rate band)."""
     excerpt_chars: int = 2000
