@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 import sys
+import threading
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -28,6 +29,7 @@ from spade.evals.run import (
     sharded_run,
     write_results,
 )
+from spade.evals.side_by_side import Job, run_side_by_side
 from spade.models.policy import PolicyError
 from spade.rollout import CompletionCache, PolicyResponder, Predictions, PredictionsError, Responder
 from spade.sandbox import SandboxConfig, describe_backend, resolve_backend
@@ -55,7 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--leaderboard", type=Path, help="add or replace --label's row here")
     parser.add_argument("--compare", type=Path, help="regression gate against --label's row")
     parser.add_argument("--label", help="row label for --leaderboard / --compare")
-    parser.add_argument("--batch-size", type=int, default=8, help="generation batch size")
+    parser.add_argument("--batch-size", type=int, help="generation batch size (default 8; on "
+                        "vLLM the engine's own: it batches continuously)")  # fmt: skip
+    parser.add_argument("--jobs", type=int, metavar="N", help="benchmarks run at once (default: "
+                        "all of them where the engine batches concurrent requests, vLLM or a "
+                        "server; else 1)")  # fmt: skip
     parser.add_argument("--no-cache", action="store_true", help="bypass the completion cache")
     parser.add_argument("--serve", action="store_true", help="generate through a vllm serve that "
                         "spade starts on 127.0.0.1 (log in the output dir)")  # fmt: skip
@@ -73,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DEFAULT_BATCH = 8
+"""The responder's batch (the transformers backend's own default too) unless --batch-size
+says; on an engine that batches concurrent callers it is 64 (one call, not a limit)."""
+
+
 def _env_path(name: str) -> Path | None:
     value = os.environ.get(name)
     return Path(value) if value else None
@@ -81,8 +92,10 @@ def _env_path(name: str) -> Path | None:
 def check_args(args: argparse.Namespace) -> None:
     if args.benchmarks and args.preset:
         raise UsageError("give --benchmarks or --preset, not both")
-    if args.limit is not None and args.limit < 1:
-        raise UsageError(f"--limit must be ≥ 1, got {args.limit}")
+    for flag in ("limit", "batch_size", "jobs"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be ≥ 1, got {value}")
     if (args.leaderboard or args.compare) and not args.label:
         raise UsageError("--leaderboard and --compare need --label")
     if args.data_dir is not None and not args.data_dir.is_dir():
@@ -111,7 +124,8 @@ def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]
     from spade.models import ModelSpecError, load_policy, spade_cache_dir
 
     try:
-        policy = load_policy(args.checkpoint, args.serve, args.output, batch_size=args.batch_size)
+        sizes = {"batch_size": args.batch_size} if args.batch_size else {}  # else each backend's
+        policy = load_policy(args.checkpoint, args.serve, args.output, **sizes)
     except ModelSpecError as exc:
         raise UsageError(str(exc)) from None
     info = policy.describe()
@@ -122,7 +136,9 @@ def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]
     checkpoint = {"spec": args.checkpoint, "backend": info.backend, "path": info.model,
                   "weights_sha256": info.weights_sha256, "dtype": info.dtype,
                   "device": info.device, "endpoint": info.endpoint}  # fmt: skip
-    return PolicyResponder(policy, model_key, cache, args.batch_size), checkpoint
+    # A batching engine takes large batches: a responder batch is one call, not a limit.
+    batch = args.batch_size or (64 if batches_callers(policy) else DEFAULT_BATCH)
+    return PolicyResponder(policy, model_key, cache, batch), checkpoint
 
 
 def plan(
@@ -146,22 +162,53 @@ def run_all(args: argparse.Namespace, respond: Responder) -> tuple[list[Benchmar
     declarations, preset, given = plan(args, respond)
     if runs_code(declarations):  # they run generated code
         resolve_backend()  # no usable sandbox: one line and exit 2, before any sample runs
-    runs = []
-    bar = tqdm(total=0, unit="sample", file=sys.stderr, dynamic_ncols=True)
-    for declaration in declarations:
-        bar.reset(total=0)
-        bar.set_description(declaration.name)
-
-        def progress(name: str, done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
-        ids = given.get(declaration.name)
-        runs.append(run_benchmark(declaration, respond, args.data_dir, ids, preset,
-                                  args.limit, progress))  # fmt: skip
+    args.jobs_used = at_once = jobs(args.jobs, len(declarations), respond)
+    bar = _Progress(at_once)
+    runs = run_side_by_side([
+        Job(d.runner, partial(run_benchmark, d, respond, args.data_dir, given.get(d.name),
+                              preset, args.limit, bar.update))
+        for d in declarations
+    ], at_once)  # fmt: skip
     bar.close()
     return runs, preset
+
+
+def jobs(given: int | None, benchmarks: int, respond: Responder) -> int:
+    """Benchmarks at once: --jobs, else all where the engine batches concurrent callers."""
+    if given is not None:
+        return min(given, benchmarks)
+    return benchmarks if batches_callers(getattr(respond, "policy", None)) else 1
+
+
+def batches_callers(policy: object) -> bool:
+    """Whether the policy takes calls from several threads and batches them together."""
+    return bool(getattr(policy, "concurrent_callers", False))
+
+
+class _Progress:
+    """One bar over every benchmark's samples; a line as each benchmark finishes."""
+
+    def __init__(self, at_once: int) -> None:
+        self.bar = tqdm(total=0, unit="sample", file=sys.stderr, dynamic_ncols=True)
+        self.at_once = at_once
+        self.counts: dict[str, tuple[int, int]] = {}
+        self.lock = threading.Lock()
+
+    def update(self, name: str, done: int, total: int) -> None:
+        with self.lock:
+            finished = self.counts.get(name, (0, -1))[0] < total == done
+            self.counts[name] = (done, total)
+            running = [n for n, (d, t) in self.counts.items() if d < t]
+            self.bar.total = sum(t for _, t in self.counts.values())
+            self.bar.n = sum(d for d, _ in self.counts.values())
+            shown = running if self.at_once > 1 else [name]
+            self.bar.set_description(", ".join(shown)[:60] or name, refresh=False)
+            if finished and self.at_once > 1:
+                self.bar.write(f"{name}: {total} samples done")
+            self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def run_on_ray(
@@ -294,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         "limit": args.limit,
         "benchmarks": [r.declaration.name for r in runs],
         "data_dir": str(args.data_dir) if args.data_dir else None,
+        "jobs": getattr(args, "jobs_used", 1),
         "command": shlex.join(command),
         "sandbox": sandbox,
     }

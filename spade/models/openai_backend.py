@@ -67,6 +67,9 @@ class OpenAIPolicy:
     """Batched generation as concurrent requests to an OpenAI-compatible server."""
 
     backend = "openai"
+    concurrent_callers = True
+    """`generate` may be called from several threads at once: the server batches every
+    caller's requests together (vLLM continuously)."""
 
     def __init__(
         self,

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,9 +161,16 @@ class VLLMPolicy:
     On the CPU the engine core runs in this process (unless $VLLM_ENABLE_V1_MULTIPROCESSING=1):
     it starts faster, scripts need no `if __name__ == "__main__":` guard, and `load_weights`
     reaches the model directly.
+
+    `generate` may be called from several threads at once (spade-eval runs benchmarks side by
+    side): each call adds its requests to the one engine and the callers take turns stepping
+    it, so every step decodes everyone's running requests together (continuous batching
+    across callers) and each call returns as soon as its own requests finish.
     """
 
     backend = "vllm"
+    concurrent_callers = True
+    """`generate` is thread-safe and batches concurrent calls together (see the class doc)."""
 
     def __init__(
         self, model_dir: str | Path, config: VLLMConfig | None = None, name: str = ""
@@ -188,6 +197,10 @@ class VLLMPolicy:
         self._weights_replaced = False
         self._lora: Any = None
         self._lora_ids = itertools.count(1)
+        self._engine_lock = threading.Lock()
+        """Held for every call into the engine: vLLM's engine is not thread-safe."""
+        self._waiting: dict[str, Future[Any]] = {}
+        """Request id -> the future its caller waits on, until the request finishes."""
 
     def describe(self) -> PolicyInfo:
         if self._weights_sha256 is None and not self._weights_replaced and self._lora is None:
@@ -218,10 +231,38 @@ class VLLMPolicy:
         if todo:
             prompts = [{"prompt_token_ids": ids[i]} for i in todo]
             params = [self._params(sampling, i) for i in todo]
-            outputs = self.llm.generate(prompts, params, use_tqdm=False, lora_request=self._lora)
+            outputs = self._run(prompts, params)
             for i, output in zip(todo, outputs, strict=True):
                 results[i] = completion_from_output(output.outputs[0], ids[i], sampling)
         return [c for c in results if c is not None]
+
+    def _run(self, prompts: list[dict[str, Any]], params: list[Any]) -> list[Any]:
+        """The finished `RequestOutput`s of `prompts`, in order, stepping the engine together
+        with any other thread's requests (the class doc)."""
+        with self._engine_lock:
+            added = self.llm.enqueue(prompts, params, lora_request=self._lora, use_tqdm=False)
+            # enqueue returns the engine's ids, "N-<8 random chars>"; outputs carry the
+            # caller's id N (LLM numbers its requests 0, 1, ...: no "-" in them).
+            futures = [self._waiting.setdefault(r.split("-", 1)[0], Future()) for r in added]
+        while not all(f.done() for f in futures):
+            with self._engine_lock:
+                if not all(f.done() for f in futures):  # another caller's step may have
+                    self._step()  # finished them while this one waited for the lock
+        return [f.result() for f in futures]
+
+    def _step(self) -> None:
+        """One engine step; finished requests go to their callers' futures (with the lock)."""
+        try:
+            outputs = self.llm.llm_engine.step()
+            finished = [(self._waiting.pop(o.request_id), o) for o in outputs if o.finished]
+        except Exception as exc:  # the engine is gone: every waiting caller gets the cause
+            error = EngineError(f"vLLM stopped while generating: {one_line(exc)}")
+            for future in self._waiting.values():
+                future.set_exception(error)
+            self._waiting.clear()
+            raise error from None
+        for future, output in finished:
+            future.set_result(output)
 
     def prompt_ids(self, prompt: Prompt, tools: list[ToolSchema] | None = None) -> list[int]:
         """A token prompt's own ids, or the rendered chat's (the template writes any BOS)."""
@@ -276,12 +317,13 @@ class VLLMPolicy:
                 "load_weights needs the engine core in this process: set "
                 "VLLM_ENABLE_V1_MULTIPROCESSING=0 before the engine starts"
             )
-        try:
-            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
-        except Exception as exc:
-            raise EngineError(f"vLLM could not load the new weights: {one_line(exc)}") from None
-        self.llm.reset_prefix_cache()  # cached KV blocks came from the old weights
-        self._weights_replaced = True
+        with self._engine_lock:
+            try:
+                self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+            except Exception as exc:
+                raise EngineError(f"vLLM could not load the new weights: {one_line(exc)}") from None
+            self.llm.reset_prefix_cache()  # cached KV blocks came from the old weights
+            self._weights_replaced = True
 
     def set_lora_adapter(self, path: str | Path | None) -> None:
         """Generate with the PEFT adapter saved at `path` from now on (None: the base model).
@@ -299,7 +341,8 @@ class VLLMPolicy:
             lora_id = next(self._lora_ids)
             self._lora = LoRARequest(f"adapter-{lora_id}", lora_id, str(Path(path).resolve()))
         if previous is not None:
-            self.llm.llm_engine.remove_lora(previous.lora_int_id)
+            with self._engine_lock:
+                self.llm.llm_engine.remove_lora(previous.lora_int_id)
 
 
 def check_logprobs_request(sampling: SamplingParams) -> None:

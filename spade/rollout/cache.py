@@ -3,13 +3,15 @@
 SQLite in WAL mode, one row per completion, so a re-run with the same model and settings
 costs lookups only, and raising `n` reuses the draws already made. A row holds the whole
 completion (text, finish reason, sampled token ids and logprobs), so a cached reply is the
-same reply, tokens included.
+same reply, tokens included. One cache may serve several threads (spade-eval's side-by-side
+benchmarks): its one connection is used under a lock.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -53,7 +55,8 @@ class CompletionCache:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path, timeout=30)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
             f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, completion BLOB NOT NULL)"
@@ -63,20 +66,21 @@ class CompletionCache:
 
     def get_many(self, keys: list[str]) -> dict[str, Completion]:
         found: dict[str, Completion] = {}
-        for start in range(0, len(keys), 500):  # SQLite caps host parameters per query
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT key, completion FROM {TABLE} WHERE key IN ({marks})", chunk
-            )
-            found.update((key, _decode(blob)) for key, blob in rows.fetchall())
-        self.hits += len(found)
-        self.misses += len(keys) - len(found)
+        with self._lock:
+            for start in range(0, len(keys), 500):  # SQLite caps host parameters per query
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT key, completion FROM {TABLE} WHERE key IN ({marks})", chunk
+                )
+                found.update((key, _decode(blob)) for key, blob in rows.fetchall())
+            self.hits += len(found)
+            self.misses += len(keys) - len(found)
         return found
 
     def put_many(self, items: Iterable[tuple[str, Completion]]) -> None:
         rows = [(key, _encode(completion)) for key, completion in items]
-        with self._db:
+        with self._lock, self._db:
             self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?)", rows)
 
     def stats(self) -> dict[str, Any]:

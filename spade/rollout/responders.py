@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -11,7 +12,11 @@ from spade.rollout.requests import GenRequest
 
 
 class PolicyResponder:
-    """Generates with a policy; every draw is looked up in (and added to) the cache."""
+    """Generates with a policy; every draw is looked up in (and added to) the cache.
+
+    Callable from several threads when the policy is (`concurrent_callers`): the cache and the
+    token counts are shared under locks.
+    """
 
     def __init__(
         self,
@@ -26,6 +31,7 @@ class PolicyResponder:
         self.batch_size = batch_size
         self.generated_tokens = 0
         self.prompt_tokens = 0
+        self._counts = threading.Lock()
 
     def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
         draws = [(r, d, request_key(self.model_key, r, d)) for r in requests
@@ -53,8 +59,9 @@ class PolicyResponder:
             completions = self.policy.generate(prompts, sampling, tools)
             for i, completion in zip(indices, completions, strict=True):
                 made[i] = completion
-                self.generated_tokens += completion.completion_tokens
-                self.prompt_tokens += completion.prompt_tokens
+            with self._counts:
+                self.generated_tokens += sum(c.completion_tokens for c in completions)
+                self.prompt_tokens += sum(c.prompt_tokens for c in completions)
         return [made[i] for i in range(len(batch))]
 
 

@@ -70,6 +70,24 @@ def test_token_prompts_and_chats_are_the_same_prompt(
     assert [c.token_ids for c in chats] == [c.token_ids for c in greedy_answers]
 
 
+def test_callers_on_several_threads_share_the_engine(
+    engine: VLLMPolicy, greedy_answers: list[Completion]
+) -> None:
+    """spade-eval's side-by-side benchmarks: each thread gets its own replies, in order, the
+    same as one call alone, while the engine decodes them together (a long request on one
+    thread does not hold back the others: each returns when its own requests are done)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    long = SamplingParams(max_new_tokens=96)
+    calls = [([user(q)], GREEDY) for q in QUESTIONS] + [([user(QUESTIONS[0])], long)]
+    with ThreadPoolExecutor(len(calls)) as pool:
+        got = list(pool.map(lambda call: engine.generate(*call), calls))
+    assert [c[0].token_ids for c in got[:-1]] == [c.token_ids for c in greedy_answers]
+    alone = engine.generate([user(QUESTIONS[0])], long)
+    assert got[-1][0].token_ids == alone[0].token_ids
+    assert not engine._waiting  # every finished request went to its caller
+
+
 def test_a_reply_cut_at_max_tokens_has_no_end_token(engine: VLLMPolicy) -> None:
     [out] = engine.generate([user(QUESTIONS[1])], SamplingParams(max_new_tokens=3))
     assert out.finish_reason == "length" and len(out.token_ids or []) == 3
