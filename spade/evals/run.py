@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-import yaml
 
 import spade
 from spade.atomic import write_atomic
 from spade.evals.benchmark import Benchmark, build_benchmark, seeded_slice
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, declarations
+from spade.evals.presets import load_presets, preset_entries, preset_sizes
 from spade.evals.samples import ProgressCallback, SampleResult
 from spade.evals.stats import mean_ci
 from spade.evals.suite_runner import PREFIX as SUITE_PREFIX
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from spade.distributed import Shard
 
 SCHEMA_VERSION = 1
-PRESETS_FILE = "presets.yaml"
 
 
 @dataclass
@@ -62,23 +61,6 @@ class BenchmarkRun:
         }
 
 
-def load_presets(directory: Path = BENCHMARKS_DIR) -> dict[str, list[str]]:
-    """Each preset's benchmarks, in order (see `preset_sizes` for a preset's slice sizes)."""
-    return {name: list(members) for name, members in _raw_presets(directory).items()}
-
-
-def preset_sizes(preset: str | None, directory: Path = BENCHMARKS_DIR) -> dict[str, int | None]:
-    """The slice sizes a preset written as a mapping (`NAME: SIZE`) sets; a preset written as
-    a list sets none (each declaration's `slices.PRESET` applies)."""
-    members = _raw_presets(directory).get(preset or "", [])
-    return dict(members) if isinstance(members, dict) else {}
-
-
-def _raw_presets(directory: Path) -> dict[str, Any]:
-    raw = yaml.safe_load((directory / PRESETS_FILE).read_text(encoding="utf-8"))
-    return {str(name): members for name, members in raw.items()}
-
-
 def resolve_benchmarks(
     names: list[str] | None, preset: str | None, directory: Path = BENCHMARKS_DIR
 ) -> tuple[list[Declaration], str | None]:
@@ -96,7 +78,8 @@ def resolve_benchmarks(
         raise DeclarationError(
             f"unknown benchmark {unknown[0]!r}; known: {', '.join(sorted(known))}"
         )
-    return [known[n] for n in names], preset
+    entries = preset_entries(preset, directory)
+    return [entries[n].apply(known[n]) if n in entries else known[n] for n in names], preset
 
 
 def choose_ids(

@@ -61,8 +61,17 @@ def suite_declaration(name: str) -> Declaration:
         scorer="success = terminated with reward 1.0; return = last step's reward",
         primary="success",
         slices=Slices(ci=4, quick=4, full=None),
-        options={"path": str(suite.path)} | ({"split": split} if split else {}),
+        # A suite named NAME@VERSION is found the same way wherever the run is read: only a
+        # suite given as a folder records it (a machine's own path would make two machines'
+        # results look like different settings).
+        options=({} if _named(ref) else {"path": str(suite.path)})
+        | ({"split": split} if split else {}),
     )
+
+
+def _named(ref: str) -> bool:
+    """Whether `ref` names a frozen suite (NAME@VERSION) rather than a folder."""
+    return "@" in ref and not Path(ref).exists()
 
 
 class SuiteBenchmark:

@@ -54,7 +54,8 @@ def deltas_table(current: RunResults | Row, baseline: Row, alpha: float = ALPHA)
     """A GitHub-style table of each benchmark's delta against `baseline`, with a footnote.
 
     Δ is `current - baseline`, on shared samples when both kept them (n counts those);
-    `*` marks p < alpha. Benchmarks on one side only, or whose version changed, say so.
+    `*` marks p < alpha. Benchmarks on one side only, or that measured something else (version,
+    metric, generation settings, options), say so.
     """
     row = as_row(current)
     table = []
@@ -83,12 +84,8 @@ def _note(no_before: bool, no_after: bool, baseline: Row, current: Row, name: st
         return "not in baseline"
     if no_after:
         return "not in this run"
-    old, new = baseline.benchmarks[name], current.benchmarks[name]
-    if old.version != new.version:
-        return f"version {old.version} → {new.version}: not comparable"
-    if old.primary != new.primary:
-        return f"metric {old.primary} → {new.primary}: not comparable"
-    return ""
+    reason = baseline.benchmarks[name].not_comparable_with(current.benchmarks[name])
+    return f"{reason}: not comparable" if reason else ""
 
 
 def _p(p_value: float) -> str:

@@ -23,7 +23,8 @@
    changed sample at any slice size, but only on the slice, and only when the identities match
    (otherwise it says why it did not run).
 
-Also failed: a benchmark the current run lacks, or whose version or primary metric changed.
+Also failed: a benchmark the current run lacks, or whose version, primary metric, generation
+settings or options changed.
 """
 
 from __future__ import annotations
@@ -105,9 +106,9 @@ def compare(
     reproduction check with at most `max_changed` changed samples (or the stored row's
     `settings.max_changed_samples[NAME]`).
 
-    Also fails a benchmark the current run lacks, or whose version or primary metric changed
-    (the scores are then not comparable: store a new row). Benchmarks only in the current run
-    are not gated.
+    Also fails a benchmark the current run lacks, or that measured something else (version,
+    primary metric, generation settings or options changed: store a new row). Benchmarks only
+    in the current run are not gated.
     """
     row = as_row(current)
     results = []
@@ -117,12 +118,8 @@ def compare(
             results.append(
                 _failed(name, old.value, f"missing from this run (stored {old.value:.3f})")
             )
-        elif new.version != old.version:
-            reason = f"version changed {old.version} → {new.version}: not comparable"
-            results.append(_failed(name, old.value, f"{reason}; store a new row"))
-        elif new.primary != old.primary:
-            reason = f"primary metric changed {old.primary} → {new.primary}: not comparable"
-            results.append(_failed(name, old.value, f"{reason}; store a new row"))
+        elif reason := old.not_comparable_with(new):
+            results.append(_failed(name, old.value, f"{reason}: not comparable; store a new row"))
         else:
             floor = stored.tolerance_floor(name)
             floor = tolerance_floor if floor is None else floor

@@ -41,6 +41,9 @@ class BenchmarkScore:
     generation: dict[str, Any] | None = None
     """The declaration's generation settings (`max_gen_toks`, `temperature`, ...); None in
     rows stored before they were kept."""
+    options: dict[str, Any] | None = None
+    """The runner options it ran with (a preset may override them); None in rows stored
+    before they were kept."""
 
     @property
     def greedy(self) -> bool:
@@ -50,9 +53,24 @@ class BenchmarkScore:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["ci95"] = list(self.ci95)
-        if self.generation is None:
-            del data["generation"]
+        for name in ("generation", "options"):
+            if data[name] is None:
+                del data[name]
         return data
+
+    def not_comparable_with(self, other: BenchmarkScore) -> str | None:
+        """Why two scores of one benchmark measure different things, or None: another
+        version, primary metric, generation settings or options (where both rows kept them)."""
+        if self.version != other.version:
+            return f"version {self.version} → {other.version}"
+        if self.primary != other.primary:
+            return f"primary metric {self.primary} → {other.primary}"
+        for name in ("generation", "options"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine is not None and theirs is not None and mine != theirs:
+                changed = sorted(k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k))
+                return f"{name} changed ({', '.join(changed)})"
+        return None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BenchmarkScore:
@@ -65,6 +83,7 @@ class BenchmarkScore:
             ci95=(float(lo), float(hi)),
             parse_failures=data.get("parse_failures", 0),
             generation=data.get("generation"),
+            options=data.get("options"),
         )
 
 
@@ -178,6 +197,7 @@ def row_from_run(run: RunResults, label: str, provenance: Provenance | None = No
             ci95=(float(lo), float(hi)),
             parse_failures=entry.get("parse_failures", 0),
             generation=entry.get("generation"),
+            options=entry.get("options"),
         )
     if provenance is None:
         provenance = Provenance.collect(results_dir=run.results_dir)

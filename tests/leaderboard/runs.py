@@ -43,6 +43,8 @@ def run(
     backend: str = "transformers",
     answers: Mapping[str, Mapping[str, Any]] | None = None,
     limit: int | None = None,
+    max_gen_toks: int = 64,
+    options: Mapping[str, Any] | None = None,
 ) -> RunResults:
     """A run of `benchmarks` (`{name: {sample_id: score}}`). Each sample's output is
     `outputs[name][sample_id]` where given, else `"answer to ID"`; its extracted answer
@@ -72,7 +74,8 @@ def run(
             "metrics": {"accuracy": {"value": mean, "ci95": [lo, hi]}},
             "parse_failures": 0,
             "data_sha256": {},
-            "generation": {"max_gen_toks": 64, "temperature": temperature, "n": 1},
+            "generation": {"max_gen_toks": max_gen_toks, "temperature": temperature, "n": 1},
+            "options": dict(options or {}),
             "seconds": 1.0,
         }
         given = (outputs or {}).get(name, {})

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from spade.evals.run import load_presets, preset_sizes
+from spade.evals.presets import load_presets, preset_sizes
 from spade.leaderboard import Leaderboard, Row, compare
 from tests.leaderboard.ci_replay import (
     COMPLETIONS,

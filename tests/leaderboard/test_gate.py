@@ -74,8 +74,19 @@ def test_gate_fails_missing_or_changed_benchmarks() -> None:
     stored = row("ci", {"gsm8k": STORED, "mbpp": STORED})
     current = run({"gsm8k": STORED}, versions={"gsm8k": "2.0"})
     gsm8k, mbpp = compare(current, stored)
-    assert gsm8k.failed and "version changed 1.0 → 2.0" in gsm8k.reason
+    assert gsm8k.failed and "version 1.0 → 2.0: not comparable" in gsm8k.reason
     assert mbpp.failed and "missing from this run" in mbpp.reason
+
+
+def test_gate_fails_a_benchmark_run_with_other_settings() -> None:
+    """A preset may shorten a benchmark's budget: the same scores under another budget or
+    other options measure something else, and the gate says which setting changed."""
+    stored = row("ci", {"gsm8k": STORED}, options={"turns": 40})
+    shorter = compare(run({"gsm8k": STORED}, max_gen_toks=32, options={"turns": 40}), stored)[0]
+    assert shorter.failed and "generation changed (max_gen_toks): not comparable" in shorter.reason
+    fewer = compare(run({"gsm8k": STORED}, options={"turns": 20}), stored)[0]
+    assert fewer.failed and "options changed (turns)" in fewer.reason
+    assert not compare(run({"gsm8k": STORED}, options={"turns": 40}), stored)[0].failed
 
 
 def test_gate_without_per_sample_scores_uses_the_cis() -> None:
@@ -187,13 +198,15 @@ def test_a_real_drop_fails_both_checks() -> None:
     ],
 )
 def test_reproduction_is_not_expected_across_identities(current: Any, why: str) -> None:
-    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS)
+    # Both sides sample alike (the declaration's settings): only the identity differs.
+    temperature = current.results["benchmarks"]["gsm8k"]["generation"]["temperature"]
+    stored = row("ci", {"gsm8k": STORED}, weights_sha256=WEIGHTS, temperature=temperature)
     changed = {"gsm8k": {i: "something else" for i in STORED}}
     other = run(
         {"gsm8k": STORED},
         weights_sha256=current.results["checkpoint"]["weights_sha256"],
         backend=current.results["checkpoint"]["backend"],
-        temperature=current.results["benchmarks"]["gsm8k"]["generation"]["temperature"],
+        temperature=temperature,
         outputs=changed,
     )
     (gsm8k,) = compare(other, stored)
