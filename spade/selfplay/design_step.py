@@ -24,6 +24,7 @@ from spade.selfplay.designer import (
     code_problem,
     designer_messages,
     extract_code,
+    failure_text,
     repair_messages,
 )
 from spade.selfplay.diversity import find_near_duplicate
@@ -186,8 +187,7 @@ def _check(
                                  config=sandbox, deadline_s=30.0)  # fmt: skip
         candidate.report = report
         if not report.valid:
-            first = report.failed()[0]
-            candidate.failure = f"{first.name}: {first.detail}"
+            candidate.failure = failure_text(report)
         else:
             accepted.append((candidate.group, candidate.code))
     finally:

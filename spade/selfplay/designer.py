@@ -11,6 +11,10 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spade.envs.checks import ValidationReport
 
 KINDS = ("game", "reasoning", "tool_use")
 
@@ -129,6 +133,13 @@ def code_problem(reply: str) -> str:
     except ValueError as exc:
         return f"syntax_error: {exc}"
     return "no_env_class: the code defines no class whose name ends in 'Env'"
+
+
+def failure_text(report: ValidationReport) -> str:
+    """What a repair prompt is told of an env the validator rejected: the first failed check
+    and why (`code_problem` says it of a reply with no env to validate)."""
+    first = report.failed()[0]
+    return f"{first.name}: {first.detail}"
 
 
 def defines_env_class(code: str) -> bool:

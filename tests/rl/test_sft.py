@@ -46,6 +46,20 @@ def test_masks_mark_exactly_the_replies_and_their_end_of_turn(smollm2_tokenizer:
     assert smollm2_tokenizer.decode(example.input_ids) == text.removesuffix("\n")
 
 
+def test_last_only_learns_the_last_reply_on_the_prompt_a_chat_request_renders(
+    smollm2_tokenizer: Any,
+) -> None:
+    """A repair example: the failed reply is part of the prompt, rendered as the loop's chat
+    request renders it, and only the corrected reply is learned."""
+    example = ExampleTokens(smollm2_tokenizer).conversation(EPISODE, "repair", last_only=True)
+    learned = [t for t, m in zip(example.input_ids, example.loss_mask, strict=True) if m]
+    assert smollm2_tokenizer.decode(learned) == "\\boxed{25}<|im_end|>"
+    prompt = smollm2_tokenizer.apply_chat_template(EPISODE[:-1], tokenize=False,
+                                                   add_generation_prompt=True)  # fmt: skip
+    context = example.input_ids[: example.loss_mask.index(1)]
+    assert smollm2_tokenizer.decode(context) == prompt
+
+
 def test_warm_start_learns_the_replies_only_and_exports_a_loadable_model(
     tiny_model_dir: Path, smollm2_tokenizer: Any, tmp_path: Path
 ) -> None:

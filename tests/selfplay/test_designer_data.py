@@ -14,7 +14,7 @@ import pytest
 
 from spade.corpus import Corpus, CorpusOptions, Document
 from spade.envs import RemoteEnv, validate_source
-from spade.selfplay.designer import designer_messages, extract_code
+from spade.selfplay.designer import designer_messages, extract_code, repair_messages
 from spade.selfplay.diversity import DEFAULT_THRESHOLD, similarity
 from spade.selfplay.hints import check_hint, hint_messages, secret_values
 from spade.selfplay.memory import cold_start_envs, excerpt
@@ -28,6 +28,7 @@ from spade.selfplay.warmup.designer_data import (
     write_jsonl,
 )
 from spade.selfplay.warmup.mechanics import MECHANICS, Mechanic, Target
+from spade.selfplay.warmup.repairs import BREAKS, reply_failure
 from spade.suites import load_suite
 
 SEED_ENVS = Path(__file__).resolve().parents[2] / "envs_snapshots/spade-seed/1.0.0/envs"
@@ -260,6 +261,50 @@ def test_cold_start_share_needs_cold_start_envs(corpus: Corpus, count_tokens: An
                             config=DesignerDataConfig(cold_start_share=0.5))  # fmt: skip
     with pytest.raises(ValueError, match="cold_start_share must lie in"):
         DesignerDataConfig(cold_start_share=1.5)
+
+
+def test_repair_examples_are_the_loops_repair_prompts_for_broken_sources(
+    corpus: Corpus, count_tokens: Any, built: tuple[list[DesignerExample], BuildStats]
+) -> None:
+    """With repair_share 1 every example also carries the loop's repair prompt: its own
+    request, the source broken one of the ways designs break, and what the loop's checks say
+    of that broken reply (a real failure), answered by the unbroken source; the designs and
+    their prompts are the same as without."""
+    config = DesignerDataConfig(repair_share=1.0)
+    examples = build_designer_data(corpus, 14, random.Random(7), count_tokens=count_tokens,
+                                   config=config)  # fmt: skip
+    assert [(e.reply, e.messages) for e in examples] == [(e.reply, e.messages) for e in built[0]]
+    breaks = set()
+    for example in examples:
+        assert example.repair_messages is not None and example.repair_break in BREAKS
+        breaks.add(example.repair_break)
+        prompt, broken, feedback = example.repair_messages[:-2], *example.repair_messages[-2:]
+        assert prompt == example.messages and broken["role"] == "assistant"
+        assert broken["content"] != example.reply
+        failure = reply_failure(broken["content"], None, 3)
+        assert failure is not None
+        assert example.repair_messages == repair_messages(example.request, broken["content"],
+                                                          failure)  # fmt: skip
+        assert feedback["content"].startswith(f"The environment failed validation: {failure}")
+    assert len(breaks) >= 2
+    with pytest.raises(ValueError, match="repair_share must lie in"):
+        DesignerDataConfig(repair_share=-0.1)
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_each_break_fails_the_checks_the_way_designs_fail(
+    name: str, built: tuple[list[DesignerExample], BuildStats]
+) -> None:
+    expected = {"cut_off": "syntax_error", "dropped_bracket": "syntax_error",
+                "missing_import": "raised: NameError"}  # fmt: skip
+    failures = []
+    for example in built[0][:6]:
+        broken = BREAKS[name](example.reply, random.Random(1))
+        if broken is not None:
+            failures.append(reply_failure(broken, None, 3) or "valid")
+    # Every break fails; a cut that ends on a line boundary can parse and fail later instead.
+    assert failures and "valid" not in failures, failures
+    assert sum(expected[name] in f for f in failures) >= len(failures) / 2, failures
 
 
 def test_hints_leak_no_answer_values(built: tuple[list[DesignerExample], BuildStats]) -> None:

@@ -59,3 +59,21 @@ def test_hint_examples_limit_the_hints_and_zero_agent_episodes_build_no_play(
     assert kinds == ["designer", "hint", "designer", "designer"]
     assert [e.source.split(":")[0] for e in _examples(tokens, [], designs)].count("hint") == 3
     assert _agent_records(WarmupConfig(agent_episodes_per_env=0), Path("unused")) == []
+
+
+def test_a_record_with_a_repair_prompt_gives_a_repair_example(smollm2_tokenizer: Any) -> None:
+    from spade.selfplay.warmup.run import _examples
+    from spade.selfplay.warmup.tokens import ExampleTokens
+
+    reply = "```python\nclass E0Env: pass\n```"
+    repair = [
+        {"role": "user", "content": "Design env 0."},
+        {"role": "assistant", "content": "```python\nclass E0Env: pass("},
+        {"role": "user", "content": "The environment failed validation: syntax_error"},
+    ]
+    design = {"messages": repair[:1], "reply": reply, "mechanic": "m", "hint_reply": None,
+              "repair_messages": repair}  # fmt: skip
+    designer, fixed = _examples(ExampleTokens(smollm2_tokenizer), [], [design])
+    assert (designer.source, fixed.source) == ("designer:m", "repair:m")
+    learned = [t for t, m in zip(fixed.input_ids, fixed.loss_mask, strict=True) if m]
+    assert smollm2_tokenizer.decode(learned) == f"{reply}<|im_end|>"  # not the broken reply

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ from spade.selfplay.hints import check_hint, hint_messages, secret_values
 from spade.selfplay.memory import ColdStartEnv, NegativeExample, describe, excerpt
 from spade.selfplay.warmup.content import Content, extract
 from spade.selfplay.warmup.mechanics import MECHANICS, Mechanic, Target
+from spade.selfplay.warmup.repairs import repair_example
 
 FENCE_OPEN, FENCE_CLOSE = "```python\n", "```"
 _DEFAULTS = DesignerConfig()
@@ -70,6 +71,10 @@ class DesignerDataConfig:
     `cold_start` envs given to `build_designer_data`."""
     negative_share: float = 0.3
     """Share of prompts with a negative line (an env outside the win-rate band)."""
+    repair_share: float = 0.0
+    """Share of examples that also give a repair example: the loop's repair prompt for the
+    source broken as the designer's replies break (`spade.selfplay.warmup.repairs`),
+    answered by the source."""
     excerpt_chars: int = 2000
     """A reference's code excerpt length, as `MemorySampling.excerpt_chars`."""
     difficulties: tuple[str, ...] = tuple(_DEFAULTS.difficulties)
@@ -79,7 +84,8 @@ class DesignerDataConfig:
     """Documents tried per example to find one that offers what the mechanic needs."""
 
     def __post_init__(self) -> None:
-        for name in ("reference_share", "unmeasured_share", "cold_start_share", "negative_share"):
+        for name in ("reference_share", "unmeasured_share", "cold_start_share", "negative_share",
+                     "repair_share"):  # fmt: skip
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], not {getattr(self, name)}")
 
@@ -99,6 +105,10 @@ class DesignerExample:
     difficulty: str
     request: DesignRequest
     """What `messages` was built from: `messages == designer_messages(request)`."""
+    repair_messages: list[dict[str, str]] | None = None
+    """The loop's repair prompt for this source broken one way (`repair_break`); `reply`
+    answers it too. None: no repair example."""
+    repair_break: str | None = None
 
     @property
     def source(self) -> str:
@@ -182,7 +192,12 @@ def build_designer_data(
             envs.append(env)
             bar.update()
     bar.close()
-    return [_example(env, envs, index, rng, config, cold_start) for index, env in enumerate(envs)]
+    examples = [_example(env, envs, index, rng, config, cold_start)
+                for index, env in enumerate(envs)]  # fmt: skip
+    if config.repair_share == 0:
+        return examples  # no draw: examples built without repairs stay as they were
+    return [_with_repair(e, rng, sandbox, config) if rng.random() < config.repair_share else e
+            for e in examples]  # fmt: skip
 
 
 def write_jsonl(path: str | Path, examples: Sequence[DesignerExample]) -> Path:
@@ -315,6 +330,19 @@ def _example(
         difficulty=env.target.difficulty,
         request=request,
     )
+
+
+def _with_repair(
+    example: DesignerExample,
+    rng: random.Random,
+    sandbox: SandboxConfig | None,
+    config: DesignerDataConfig,
+) -> DesignerExample:
+    found = repair_example(example.request, example.reply, rng, sandbox, config.check_seeds)
+    if found is None:
+        return example
+    messages, broken = found
+    return replace(example, repair_messages=messages, repair_break=broken)
 
 
 def _cold_start_memory(

@@ -101,7 +101,7 @@ def load_warmup_config(path: Path | None, overrides: dict[str, Any] | None = Non
 class WarmupReport:
     model_dir: Path
     examples: dict[str, int]
-    """Examples by kind (agent, designer, hint)."""
+    """Examples by kind (agent, designer, hint, repair)."""
     steps: int
     first_loss: float | None
     last_loss: float | None
@@ -197,6 +197,10 @@ def _examples(
         reply = {"role": "assistant", "content": record["reply"]}
         examples.append(tokens.conversation([*record["messages"], reply],
                                             f"designer:{record['mechanic']}"))  # fmt: skip
+        if record.get("repair_messages"):
+            examples.append(tokens.conversation([*record["repair_messages"], reply],
+                                                f"repair:{record['mechanic']}",
+                                                last_only=True))  # fmt: skip
         if record.get("hint_reply") and (hints is None or index < hints):
             hint = {"role": "assistant", "content": record["hint_reply"]}
             examples.append(tokens.conversation([*record["hint_messages"], hint],

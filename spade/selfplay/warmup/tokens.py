@@ -4,7 +4,8 @@ An agent episode becomes one sequence: turn 0's rendered prompt, then each reply
 the end-of-turn token and the chat template's delta for the observations that follow
 (`ChatTokens.continuation`), exactly the token-in construction of `spade.rollout.EnvDriver`.
 Only the replies (and their end-of-turn tokens) are learned. A designer or hint example is
-the rendered prompt and one reply.
+the rendered prompt and one reply; a repair example the rendered repair prompt (the failed
+reply in it is context) and the corrected reply.
 """
 
 from __future__ import annotations
@@ -26,11 +27,17 @@ class ExampleTokens:
     def _ids(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
-    def conversation(self, messages: Conversation, source: str) -> SftExample:
-        """Every assistant message of `messages` is learned; the rest is context."""
+    def conversation(
+        self, messages: Conversation, source: str, last_only: bool = False
+    ) -> SftExample:
+        """Every assistant message of `messages` is learned (`last_only`: only the last; the
+        earlier ones are context, rendered into the prompt as a chat request renders them,
+        e.g. a repair prompt's failed reply); the rest is context."""
         turns = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
         if not turns:
             raise ValueError(f"{source}: no assistant message to learn")
+        if last_only:
+            turns = turns[-1:]
         ids = self._ids(render_prompt(self.tokenizer, list(messages[: turns[0]])))
         mask = [0] * len(ids)
         for k, index in enumerate(turns):
