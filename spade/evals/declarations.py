@@ -93,10 +93,9 @@ class Declaration(BaseModel):
         try:
             return model.model_validate(self.options)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
+            field, message = first_error(exc)
             where = self.source_file or self.name
-            raise DeclarationError(f"{where}: options.{field}: {first['msg']}") from None
+            raise DeclarationError(f"{where}: options.{field}: {message}") from None
 
     def data_hashes(self) -> dict[str, str]:
         return {d.path: d.sha256 for d in self.data}
@@ -132,10 +131,15 @@ def load_declaration(path: Path) -> Declaration:
     except yaml.YAMLError as exc:
         raise DeclarationError(f"{path}: not valid YAML ({exc})") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise DeclarationError(f"{path}: {where}: {first['msg']}") from None
+        field, message = first_error(exc)
+        raise DeclarationError(f"{path}: {field}: {message}") from None
     return declaration
+
+
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """(dotted field path, message) of a validation error's first problem: one line's worth."""
+    first = exc.errors()[0]
+    return ".".join(str(p) for p in first["loc"]), first["msg"]
 
 
 def declarations(directory: Path = BENCHMARKS_DIR) -> dict[str, Declaration]:

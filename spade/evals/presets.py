@@ -15,7 +15,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, Generation
+from spade.evals.declarations import (
+    BENCHMARKS_DIR,
+    Declaration,
+    DeclarationError,
+    Generation,
+    first_error,
+)
 
 PRESETS_FILE = "presets.yaml"
 
@@ -39,11 +45,9 @@ class PresetEntry(BaseModel):
                 {**declaration.generation.model_dump(), **self.generation}
             )
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise DeclarationError(
-                f"{PRESETS_FILE}: {declaration.name}: generation.{field}: {first['msg']}"
-            ) from None
+            field, message = first_error(exc)
+            where = f"{PRESETS_FILE}: {declaration.name}"
+            raise DeclarationError(f"{where}: generation.{field}: {message}") from None
         options = {**declaration.options, **self.options}
         return declaration.model_copy(update={"generation": generation, "options": options})
 
@@ -64,11 +68,9 @@ def preset_entries(preset: str | None, directory: Path = BENCHMARKS_DIR) -> dict
         try:
             entries[str(name)] = PresetEntry.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise DeclarationError(
-                f"{PRESETS_FILE}: {preset}: {name}: {field}: {first['msg']}"
-            ) from None
+            field, message = first_error(exc)
+            where = f"{PRESETS_FILE}: {preset}: {name}"
+            raise DeclarationError(f"{where}: {field}: {message}") from None
     return entries
 
 
