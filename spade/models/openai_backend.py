@@ -112,10 +112,7 @@ class OpenAIPolicy:
         conversations: Sequence[Prompt],
         sampling: SamplingParams,
         tools: Sequence[list[ToolSchema] | None] | None = None,
-        priorities: Sequence[int] | None = None,
     ) -> list[Completion]:
-        """`priorities` are accepted and not sent: an OpenAI server has no such field, and a
-        server's own scheduler orders what its clients send."""
         per_conv_tools = check_tools_arg(conversations, tools)
         if not conversations:
             return []

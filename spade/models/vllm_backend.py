@@ -77,10 +77,6 @@ class VLLMConfig:
     """GPU only: share of GPU memory vLLM may take for weights and KV cache."""
     seed: int = 0
     """Engine seed (requests carry their own seeds from SamplingParams.seed)."""
-    scheduling_policy: str = "priority"
-    """`priority`: requests carry a priority (`GenRequest.priority`; the turns of multi-turn
-    episodes go first, see `spade.rollout.player.TURN_PRIORITY`), ties first come first
-    served; `fcfs`: arrival order only."""
     logprobs_mode: str | None = "processed_logprobs"
     """What logprobs are: `processed_logprobs` is after temperature, as `Completion.logprobs`
     promises (see the module doc); None leaves vLLM's default (raw logits' logprobs)."""
@@ -120,8 +116,6 @@ class VLLMConfig:
                         max_loras=self.max_loras)  # fmt: skip
         if self.logprobs_mode is not None:
             args["logprobs_mode"] = self.logprobs_mode
-        if self.scheduling_policy != "fcfs":
-            args["scheduling_policy"] = self.scheduling_policy
         return {**args, **self.engine_kwargs}
 
 
@@ -225,10 +219,7 @@ class VLLMPolicy:
         conversations: Sequence[Prompt],
         sampling: SamplingParams,
         tools: Sequence[list[ToolSchema] | None] | None = None,
-        priorities: Sequence[int] | None = None,
     ) -> list[Completion]:
-        """`priorities` (one per conversation, lower first) order the engine's queue when
-        its `scheduling_policy` is `priority` (see `VLLMConfig`)."""
         per_conv_tools = check_tools_arg(conversations, tools)
         check_logprobs_request(sampling)
         if not conversations:
@@ -240,22 +231,16 @@ class VLLMPolicy:
         if todo:
             prompts = [{"prompt_token_ids": ids[i]} for i in todo]
             params = [self._params(sampling, i) for i in todo]
-            order = [priorities[i] for i in todo] if priorities is not None else None
-            outputs = self._run(prompts, params, order)
+            outputs = self._run(prompts, params)
             for i, output in zip(todo, outputs, strict=True):
                 results[i] = completion_from_output(output.outputs[0], ids[i], sampling)
         return [c for c in results if c is not None]
 
-    def _run(
-        self, prompts: list[dict[str, Any]], params: list[Any], priorities: list[int] | None
-    ) -> list[Any]:
+    def _run(self, prompts: list[dict[str, Any]], params: list[Any]) -> list[Any]:
         """The finished `RequestOutput`s of `prompts`, in order, stepping the engine together
         with any other thread's requests (the class doc)."""
-        if self.config.scheduling_policy != "priority":
-            priorities = None  # an fcfs engine refuses them
         with self._engine_lock:
-            added = self.llm.enqueue(prompts, params, lora_request=self._lora, use_tqdm=False,
-                                     priority=priorities)  # fmt: skip
+            added = self.llm.enqueue(prompts, params, lora_request=self._lora, use_tqdm=False)
             # enqueue returns the engine's ids, "N-<8 random chars>"; outputs carry the
             # caller's id N (LLM numbers its requests 0, 1, ...: no "-" in them).
             futures = [self._waiting.setdefault(r.split("-", 1)[0], Future()) for r in added]

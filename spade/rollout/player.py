@@ -12,7 +12,6 @@ that party's responder in the same round.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from spade.models.policy import Completion
@@ -54,12 +53,6 @@ class Replayer(Protocol):
 
 
 D = TypeVar("D", bound=Driver)
-
-TURN_PRIORITY = -1
-"""An episode's turns go before single-turn requests (priority 0) where the engine schedules
-by priority: a chain of turns is latency-bound (each turn waits for the one before), a
-single-turn slice is throughput-bound, and side by side the chains would otherwise decode in
-batches swollen by the slices and end the run last."""
 
 
 def play(
@@ -123,7 +116,7 @@ def _round(
             continue
         if request.to not in responders:
             raise ValueError(f"{driver.key}: no responder for party {request.to!r}")
-        asks.setdefault(request.to, []).append((driver, replace(request, priority=TURN_PRIORITY)))
+        asks.setdefault(request.to, []).append((driver, request))
         still.append(driver)
     for party, pending in asks.items():
         replies = responders[party]([request for _, request in pending])

@@ -35,9 +35,6 @@ class GenRequest:
     """Token-in: generate from exactly these ids (a later turn of a training episode)."""
     to: str = POLICY
     """Who answers: the policy, or another model the episode talks to (ACEBench's user)."""
-    priority: int = 0
-    """Where the engine schedules by priority (vLLM in process): lower goes first. Not part
-    of what is asked: the same request at another priority gets the same reply."""
 
     def __post_init__(self) -> None:
         if self.n < 1:

@@ -56,21 +56,13 @@ class PolicyResponder:
         for sampling, indices in groups.items():
             prompts = [_prompt(batch[i][0]) for i in indices]
             tools = [list(t) if (t := batch[i][0].tools) else None for i in indices]
-            priorities = [batch[i][0].priority for i in indices]
-            completions = self.policy.generate(prompts, sampling, tools,
-                                               **self._priorities(priorities))  # fmt: skip
+            completions = self.policy.generate(prompts, sampling, tools)
             for i, completion in zip(indices, completions, strict=True):
                 made[i] = completion
             with self._counts:
                 self.generated_tokens += sum(c.completion_tokens for c in completions)
                 self.prompt_tokens += sum(c.prompt_tokens for c in completions)
         return [made[i] for i in range(len(batch))]
-
-    def _priorities(self, priorities: list[int]) -> dict[str, list[int]]:
-        """`priorities=` for a policy that schedules callers side by side (vLLM), when any
-        request has one; other policies answer in order and never see it."""
-        takes = getattr(self.policy, "concurrent_callers", False) and any(priorities)
-        return {"priorities": priorities} if takes else {}
 
 
 def _draw_sampling(sampling: SamplingParams, draw: int) -> SamplingParams:

@@ -79,9 +79,7 @@ def test_callers_on_several_threads_share_the_engine(
     from concurrent.futures import ThreadPoolExecutor
 
     long = SamplingParams(max_new_tokens=96)
-    # The short ones ask first (a multi-turn episode's turns do): the same replies.
-    calls = [([user(q)], GREEDY, None, [-1]) for q in QUESTIONS]
-    calls.append(([user(QUESTIONS[0])], long, None, None))
+    calls = [([user(q)], GREEDY) for q in QUESTIONS] + [([user(QUESTIONS[0])], long)]
     with ThreadPoolExecutor(len(calls)) as pool:
         got = list(pool.map(lambda call: engine.generate(*call), calls))
     assert [c[0].token_ids for c in got[:-1]] == [c.token_ids for c in greedy_answers]
