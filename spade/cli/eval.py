@@ -108,6 +108,8 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--ray-workers must be >= 1, got {args.ray_workers}")
     if args.ray_gpus_per_worker is not None and args.ray_gpus_per_worker < 0:
         raise UsageError(f"--ray-gpus-per-worker must be >= 0, got {args.ray_gpus_per_worker}")
+    if args.ray is not None and args.jobs is not None:
+        raise UsageError("--jobs is for a local run: --ray shards each benchmark over its workers")
     if args.ray is not None and args.serve:
         raise UsageError(
             "give --serve or --ray, not both: each Ray worker holds its own engine (use "
@@ -158,11 +160,14 @@ def runs_code(declarations: list[Declaration]) -> bool:
     return any(d.runner in ("code", "suite") for d in declarations)
 
 
-def run_all(args: argparse.Namespace, respond: Responder) -> tuple[list[BenchmarkRun], str | None]:
+def run_all(
+    args: argparse.Namespace, respond: Responder
+) -> tuple[list[BenchmarkRun], str | None, int]:
+    """The runs, the preset, and how many benchmarks ran at once."""
     declarations, preset, given = plan(args, respond)
     if runs_code(declarations):  # they run generated code
         resolve_backend()  # no usable sandbox: one line and exit 2, before any sample runs
-    args.jobs_used = at_once = jobs(args.jobs, len(declarations), respond)
+    at_once = jobs(args.jobs, len(declarations), respond)
     bar = _Progress(at_once)
     runs = run_side_by_side([
         Job(d.runner, partial(run_benchmark, d, respond, args.data_dir, given.get(d.name),
@@ -170,7 +175,7 @@ def run_all(args: argparse.Namespace, respond: Responder) -> tuple[list[Benchmar
         for d in declarations
     ], at_once)  # fmt: skip
     bar.close()
-    return runs, preset
+    return runs, preset, at_once
 
 
 def jobs(given: int | None, benchmarks: int, respond: Responder) -> int:
@@ -326,11 +331,12 @@ def main(argv: list[str] | None = None) -> int:
     args.output = args.output or default_output(args)  # before a served model logs there
     use_sandbox("spade-eval", SandboxConfig(backend=args.backend))
     try:
+        at_once = 1  # a Ray run shards each benchmark in turn
         if args.ray is not None:
             runs, preset, checkpoint, sandbox = run_on_ray(args)
         else:
             respond, checkpoint = make_responder(args)
-            runs, preset = run_all(args, respond)
+            runs, preset, at_once = run_all(args, respond)
             sandbox = describe_backend()
     except (DeclarationError, PredictionsError, SuiteError, PolicyError, ClusterError,
             ShardFailed) as exc:  # fmt: skip
@@ -341,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         "limit": args.limit,
         "benchmarks": [r.declaration.name for r in runs],
         "data_dir": str(args.data_dir) if args.data_dir else None,
-        "jobs": getattr(args, "jobs_used", 1),
+        "jobs": at_once,
         "command": shlex.join(command),
         "sandbox": sandbox,
     }

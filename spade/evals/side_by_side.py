@@ -40,7 +40,7 @@ def run_side_by_side(jobs: Sequence[Job[T]], at_once: int) -> list[T]:
     if at_once <= 1:
         return [job.run() for job in jobs]
     on_main = [i for i, job in enumerate(jobs) if job.runner in MAIN_THREAD_RUNNERS]
-    elsewhere = [i for i in range(len(jobs)) if i not in set(on_main)]
+    elsewhere = [i for i, job in enumerate(jobs) if job.runner not in MAIN_THREAD_RUNNERS]
     board: _Board[T] = _Board(elsewhere)
     workers = min(len(elsewhere), at_once - 1 if on_main else at_once)
     for number in range(workers):
@@ -48,7 +48,9 @@ def run_side_by_side(jobs: Sequence[Job[T]], at_once: int) -> list[T]:
                          daemon=True).start()  # fmt: skip
     for index in on_main:
         board.raise_failure()
-        board.results[index] = jobs[index].run()
+        result = jobs[index].run()
+        with board.lock:
+            board.results[index] = result
     board.wait()
     return [board.results[i] for i in range(len(jobs))]
 

@@ -112,9 +112,17 @@ def test_spade_eval_runs_benchmarks_side_by_side_and_records_it(tmp_path: Path) 
         assert entry["metrics"]["success"]["value"] == 1.0
 
 
-def test_a_bad_jobs_count_is_a_one_line_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [(["--jobs", "0"], "--jobs must be ≥ 1, got 0"),
+     (["--jobs", "2", "--ray"], "--jobs is for a local run: --ray shards each benchmark over its "
+      "workers")],
+)  # fmt: skip
+def test_a_bad_jobs_setting_is_a_one_line_error(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
     command = [sys.executable, "-m", "spade.cli.eval", "--checkpoint", "smollm2-135m",
-               "--jobs", "0", "--output", str(tmp_path / "out")]  # fmt: skip
+               *flags, "--output", str(tmp_path / "out")]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode != 0
-    assert result.stderr.strip().splitlines() == ["error: spade-eval: --jobs must be ≥ 1, got 0"]
+    assert result.stderr.strip().splitlines() == [f"error: spade-eval: {message}"]
