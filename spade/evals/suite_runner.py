@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from spade.evals.benchmark import check_known_ids
 from spade.evals.declarations import Declaration, DeclarationError, Generation, Slices
 from spade.evals.samples import ProgressCallback, SampleResult
@@ -21,6 +23,22 @@ from spade.suites import SPLITS, Suite, SuiteEnv, load_suite
 PREFIX = "suite:"
 WINDOW = 32
 """Episodes (each a sandboxed env worker) live at once."""
+
+
+class SuiteOptions(BaseModel):
+    """The `options:` of a suite benchmark (from its manifest, or a preset's override)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(None, description="the suite's folder, for a suite given as one")
+    split: str | None = Field(None, description="play only this split's envs")
+    turn_cap: int | None = Field(
+        None,
+        ge=1,
+        description="at most this many turns an episode (each env's own max_turns when that "
+        "is lower); an episode it ends is truncated (a limit outside the task) and scores its "
+        "progress so far",
+    )
 
 
 def parse_suite_name(name: str) -> tuple[str, str | None]:
@@ -78,8 +96,9 @@ class SuiteBenchmark:
     def __init__(self, declaration: Declaration) -> None:
         self.declaration = declaration
         ref, split = parse_suite_name(declaration.name)
-        self.suite = load_suite(declaration.options.get("path") or ref)
-        envs = split_envs(self.suite, declaration.options.get("split", split), declaration.name)
+        self.options = declaration.typed_options(SuiteOptions)
+        self.suite = load_suite(self.options.path or ref)
+        envs = split_envs(self.suite, self.options.split or split, declaration.name)
         self.envs = {env.id: env for env in envs}
 
     def sample_ids(self, data_dir: Path | None) -> list[str]:
@@ -88,8 +107,12 @@ class SuiteBenchmark:
     def _spec(self, sample_id: str) -> tuple[EpisodeSpec, SuiteEnv]:
         env_id, _, seed = sample_id.rpartition("/")
         env = self.envs[env_id]
-        # The turn cap is the episode rules' (`spade.envs.episode`): the env's own max_turns.
-        return EpisodeSpec(sample_id, env.remote, int(seed)), env
+        # The turn cap is the episode rules' (`spade.envs.episode`): the env's own max_turns,
+        # unless the options set a lower one.
+        cap = self.options.turn_cap
+        if cap is not None and env.entry.max_turns is not None:
+            cap = min(cap, env.entry.max_turns)
+        return EpisodeSpec(sample_id, env.remote, int(seed), turn_cap=cap), env
 
     def run(
         self,

@@ -37,20 +37,23 @@ def test_a_list_preset_keeps_the_declarations_own_slices(tmp_path: Path) -> None
     assert (BENCHMARKS_DIR / "presets.yaml").is_file()
 
 
-def test_quick_shortens_the_multi_turn_replies_and_leaves_the_rest() -> None:
+def test_quick_shortens_the_multi_turn_episodes_and_leaves_the_rest() -> None:
     """The README's main command fits in minutes on 2 cores: its multi-turn entries take
-    shorter replies than their declarations; every other benchmark runs as declared."""
+    shorter replies and fewer turns than their declarations; every other benchmark runs as
+    declared."""
     quick, _ = resolve_benchmarks(None, "quick")
     declared = {d.name: d for d in resolve_benchmarks([d.name for d in quick], None)[0]}
     changed = {d.name for d in quick if d != declared[d.name]}
     assert changed == {"acebench_agent", "suite:spade-seed@1.0.0",
                        "suite:spade-seed@1.1.0:heldout"}  # fmt: skip
     by_name = {d.name: d for d in quick}
-    assert by_name["suite:spade-seed@1.1.0:heldout"].generation.max_gen_toks == 64
-    assert by_name["suite:spade-seed@1.1.0:heldout"].options == {"split": "heldout"}
+    heldout = by_name["suite:spade-seed@1.1.0:heldout"]
+    assert heldout.generation.max_gen_toks == 64
+    assert heldout.options == {"split": "heldout", "turn_cap": 20}
     ace = by_name["acebench_agent"]
     assert (ace.generation.max_gen_toks, ace.options["user_max_gen_toks"]) == (128, 64)
-    assert ace.options["max_dialog_turns"] == declared["acebench_agent"].options["max_dialog_turns"]
+    assert declared["acebench_agent"].options["max_dialog_turns"] == 40
+    assert ace.options["max_dialog_turns"] == 20
 
 
 @pytest.mark.parametrize(

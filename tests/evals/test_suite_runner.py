@@ -135,3 +135,26 @@ def test_spade_eval_names_an_unknown_split_in_one_line(tmp_path: Path) -> None:
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 2
     assert "unknown split 'test'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_turn_cap_option_ends_long_episodes_as_truncated() -> None:
+    (declaration,), _ = resolve_benchmarks([SUITE], None)
+    capped = declaration.model_copy(update={"options": {**declaration.options, "turn_cap": 3}})
+
+    @text_responder
+    def blind(requests: list[GenRequest]) -> list[list[str]]:
+        return [["\\boxed{1}"] for _ in requests]
+
+    free = run_benchmark(declaration, blind, None, limit=12)
+    run = run_benchmark(capped, blind, None, limit=12)
+    assert max(s.extra["turns"] for s in free.samples) > 3  # the cap has episodes to end
+    assert max(s.extra["turns"] for s in run.samples) <= 3
+    ended = [s for s in run.samples if s.extra["turns"] == 3 and not s.extra["terminated"]]
+    assert ended and all(s.extra["truncated"] and s.score == 0.0 for s in ended)
+
+
+def test_a_bad_suite_option_is_a_one_line_error() -> None:
+    (declaration,), _ = resolve_benchmarks([SUITE], None)
+    bad = declaration.model_copy(update={"options": {"turn_cap": 0}})
+    with pytest.raises(DeclarationError, match=r"options\.turn_cap: .*greater than or equal"):
+        build_benchmark(bad)
