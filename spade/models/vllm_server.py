@@ -156,6 +156,9 @@ class VLLMServer:
         # The in-process backend sets this to 0 for this process; the server's engine core
         # runs in processes of its own, as `vllm serve` expects.
         env.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
+        # TRL sets VLLM_LOGGING_LEVEL=ERROR in os.environ when it is imported (as spade-train
+        # does); the server's log is what a user reads when it fails, so it logs at INFO.
+        env["VLLM_LOGGING_LEVEL"] = "INFO"
         if on_cpu():
             for key, value in cpu_environment().items():
                 env.setdefault(key, value)
