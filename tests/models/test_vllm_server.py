@@ -148,11 +148,9 @@ def test_a_dir_that_is_no_model_is_refused_before_starting(tmp_path: Path) -> No
 def test_the_server_logs_at_info_after_trl_silenced_vllm(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Importing TRL sets VLLM_LOGGING_LEVEL=ERROR in this process; the managed server's log
-    (what a user reads when it fails) still gets vLLM's INFO lines."""
-    import trl  # noqa: F401  (its import is what sets the variable)
-
-    monkeypatch.setenv("VLLM_LOGGING_LEVEL", "ERROR")
+    """Importing TRL sets VLLM_LOGGING_LEVEL=ERROR in this process (trl/_compat.py); the
+    managed server's log (what a user reads when it fails) still gets vLLM's INFO lines."""
+    monkeypatch.setenv("VLLM_LOGGING_LEVEL", "ERROR")  # as TRL's import leaves it
     env = VLLMServer(builtin_model_dir("smollm2-135m"), log_dir=tmp_path).environment()
     assert env["VLLM_LOGGING_LEVEL"] == "INFO"
 
