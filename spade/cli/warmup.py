@@ -59,6 +59,7 @@ def warmup(argv: list[str]) -> int:
                 raise UsageError(f"{run_dir} is not empty; use --resume {run_dir} to continue it")
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    _check_model(config.model)
     use_sandbox("spade-train warmup", config.sandbox)
     resolve_backend(config.sandbox)  # no usable sandbox: one line now, before anything runs
     print(f"warm-start directory: {run_dir}", file=sys.stderr)
@@ -74,3 +75,13 @@ def warmup(argv: list[str]) -> int:
     print(f"warm checkpoint: {report.model_dir}  (spade-train --set model={report.model_dir}; "
           f"spade-eval --checkpoint {report.model_dir})")  # fmt: skip
     return 0
+
+
+def _check_model(model: str) -> None:
+    """A start model that is neither a built-in alias, a directory, nor a hub id
+    (`owner/name`) is a one-line error before the data is built, not a hub lookup after."""
+    from spade.models.builtin import BUILTIN_MODELS
+
+    hub_id = model.count("/") == 1 and not model.startswith((".", "/", "~"))
+    if model not in BUILTIN_MODELS and not Path(model).is_dir() and not hub_id:
+        raise UsageError(f"model {model!r}: no such model directory (nor a built-in model)")

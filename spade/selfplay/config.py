@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from spade.envs.scaffold import Scaffold
 from spade.rl.config import UpdateConfig
 from spade.sandbox import SandboxConfig
 
@@ -67,8 +68,20 @@ class DesignerConfig(_Strict):
         "folder of env .py files: a design that near-duplicates one of them is rejected "
         "(a memorised warm-start env is not a design)",
     )  # fmt: skip
+    scaffold: Scaffold = Field(
+        "none",
+        description="'text': the designer writes only setup/act/solution of a subclass of the "
+        "text-env scaffold (spade.envs.scaffold), which the loop puts in front of its code; "
+        "for small models, text kinds only. 'none': the complete env file, as the paper",
+    )  # fmt: skip
     hint_attempts: int = Field(2, ge=1, description="hint generations before giving up")
     hint_max_gen_toks: int = Field(160, ge=16)
+
+    @model_validator(mode="after")
+    def _scaffold_kinds(self) -> DesignerConfig:
+        if self.scaffold == "text" and "tool_use" in self.kinds:
+            raise ValueError("scaffold 'text' writes text envs: leave tool_use out of kinds")
+        return self
 
 
 class AgentConfig(_Strict):

@@ -23,7 +23,7 @@ from spade.selfplay.designer import (
     Reference,
     code_problem,
     designer_messages,
-    extract_code,
+    extract_env,
     failure_text,
     repair_messages,
 )
@@ -86,13 +86,17 @@ def design_requests(
         references: tuple[Reference, ...] = ()
         negative = None
         if not config.no_memory:
-            context = sample_context(memory, rng, cold_start, kind=kind, sampling=sampling)
+            # Cold-start references are seed-suite files: a scaffolded designer is shown none
+            # of them (its references are scaffolded designs, once its memory holds some).
+            shown = () if config.designer.scaffold == "text" else cold_start
+            context = sample_context(memory, rng, shown, kind=kind, sampling=sampling)
             references = tuple(Reference(r.excerpt, r.win_rate, r.regret)
                                for r in context.references)  # fmt: skip
             negative = context.negative.line() if context.negative else None
         requests.append(DesignRequest(
             document_id, document, rng.choice(config.designer.skills),
             rng.choice(config.designer.difficulties), kind, references, negative,
+            config.designer.scaffold,
         ))  # fmt: skip
     return requests
 
@@ -175,7 +179,7 @@ def _check(
     """Extract, dedupe (against memory and this batch's accepted envs), validate."""
     started = time.perf_counter()
     try:
-        candidate.code = extract_code(candidate.reply)
+        candidate.code = extract_env(candidate.reply, candidate.request.scaffold)
         if candidate.code is None:
             candidate.failure = code_problem(candidate.reply)
             return

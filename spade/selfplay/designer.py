@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from spade.envs.scaffold import Scaffold, assemble
+
 if TYPE_CHECKING:
     from spade.envs.checks import ValidationReport
 
@@ -33,6 +35,22 @@ Write ONE Python file (standard library only) defining exactly one class whose n
 - `close(self)`.
 Text envs read the agent's command from `\\boxed{...}`. Tool-use envs also define `tools`
 (OpenAI function schemas) and take actions as JSON `{"name": ..., "arguments": {...}}`.
+The env must be genuinely multi-turn: hidden state revealed by acting, partial credit for
+progress, several actions needed. No one-shot quizzes."""
+
+SCAFFOLD_CONTRACT = """\
+Write Python (standard library only) defining exactly one class whose name ends in `Env` and
+that subclasses `TextScaffold`, already defined above your code (with `random` and `re`
+imported): its `reset(seed)` calls your `setup`, its `step(action)` reads the agent's command
+from `\\boxed{...}`, passes it to your `act`, keeps the best progress as the reward and ends
+the episode at progress 1.0 or after `max_turns` turns. Define:
+- `metadata = {"kind": KIND, "skill": SKILL, "difficulty": DIFFICULTY}` and `max_turns = N`;
+- `setup(self, rng) -> str`: draw the hidden state with `rng` (a `random.Random`) and return
+  the task: what to find and the command format;
+- `act(self, command) -> (feedback: str, progress: float | None)`: progress so far in [0, 1],
+  1.0 when solved, None for an invalid command;
+- `solution(self) -> list[str]`: called right after setup, the `\\boxed{...}` actions that
+  solve it.
 The env must be genuinely multi-turn: hidden state revealed by acting, partial credit for
 progress, several actions needed. No one-shot quizzes."""
 
@@ -62,6 +80,8 @@ class DesignRequest:
     kind: str
     references: tuple[Reference, ...] = ()
     negative: str | None = None
+    scaffold: Scaffold = "none"
+    """"text": the reply subclasses the text-env scaffold (`spade.envs.scaffold`)."""
 
 
 def designer_messages(request: DesignRequest) -> list[dict[str, str]]:
@@ -77,7 +97,7 @@ def designer_messages(request: DesignRequest) -> list[dict[str, str]]:
         parts.append(f"Reference environment {index} {reference.describe()}")
     if request.negative:
         parts.append(request.negative)
-    parts.append(CONTRACT)
+    parts.append(SCAFFOLD_CONTRACT if request.scaffold == "text" else CONTRACT)
     parts.append("Reply with the complete file in one ```python block and nothing else.")
     return [{"role": "user", "content": "\n\n".join(parts)}]
 
@@ -115,6 +135,12 @@ def extract_code(reply: str) -> str | None:
         if defines_env_class(code):
             return code.strip() + "\n"
     return None
+
+
+def extract_env(reply: str, scaffold: Scaffold) -> str | None:
+    """The env source a reply makes: its code (`extract_code`) on the request's scaffold."""
+    code = extract_code(reply)
+    return None if code is None else assemble(code, scaffold)
 
 
 def code_problem(reply: str) -> str:

@@ -19,6 +19,7 @@ import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from spade.envs.scaffold import design_part
 from spade.suites.normalise import normalised_source, sha256_hex
 
 DEFAULT_THRESHOLD = 0.8
@@ -51,6 +52,9 @@ class Fingerprint:
 
 @functools.lru_cache(maxsize=1024)  # memory entries are compared again on every new env
 def fingerprint(source: str, shingle_size: int = SHINGLE_SIZE) -> Fingerprint:
+    """The design's fingerprint: a scaffolded env's prelude, common to all of them, is left
+    out (`design_part`)."""
+    source = design_part(source)
     try:
         normal = normalised_source(source)
         digest: str | None = sha256_hex(normal.encode("utf-8"))  # = freeze's normalised_sha256

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spade.envs.remote import RemoteEnv
+from spade.envs.scaffold import design_part
 
 HINT_REQUEST = (
     "Here is an environment's code. Write a short strategy hint (at most 3 sentences) that "
@@ -28,7 +29,9 @@ _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 
 
 def hint_messages(code: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": HINT_REQUEST.format(code=code)}]
+    """The hint request for an env source; a scaffolded env shows the design the policy wrote
+    (`design_part`), not the scaffold every env shares."""
+    return [{"role": "user", "content": HINT_REQUEST.format(code=design_part(code))}]
 
 
 def clean_hint(reply: str, max_chars: int = 600) -> str:

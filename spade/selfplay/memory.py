@@ -26,6 +26,7 @@ from typing import Any, Literal
 from tabulate import tabulate
 
 from spade.atomic import write_atomic
+from spade.envs.scaffold import design_part
 from spade.suites import load_suite
 from spade.suites.sources import MEMORY_FILE
 
@@ -329,7 +330,9 @@ def cold_start_envs(
 
 def excerpt(source: str, max_chars: int = 2000) -> str:
     """`source` if it fits in `max_chars`, else its longest prefix of whole lines that fits
-    with a marker line saying it was cut."""
+    with a marker line saying it was cut. A scaffolded env shows its design (`design_part`):
+    the designer writes only that part."""
+    source = design_part(source)
     if len(source) <= max_chars:
         return source
     budget = max_chars - len(EXCERPT_MARKER) - 1
@@ -339,9 +342,10 @@ def excerpt(source: str, max_chars: int = 2000) -> str:
 
 
 def describe(source: str, skill: str) -> str:
-    """`ClassNameEnv (skill: S; "first docstring line")`, from the source as far as it parses."""
+    """`ClassNameEnv (skill: S; "first docstring line")`, from the source (a scaffolded env's
+    design) as far as it parses."""
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(design_part(source))
     except (SyntaxError, ValueError):
         return f"an env with skill {skill!r}"
     names = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name.endswith("Env")]

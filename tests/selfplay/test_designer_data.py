@@ -14,7 +14,14 @@ import pytest
 
 from spade.corpus import Corpus, CorpusOptions, Document
 from spade.envs import RemoteEnv, validate_source
-from spade.selfplay.designer import designer_messages, extract_code, repair_messages
+from spade.envs.scaffold import assemble
+from spade.selfplay.designer import (
+    SCAFFOLD_CONTRACT,
+    designer_messages,
+    extract_code,
+    extract_env,
+    repair_messages,
+)
 from spade.selfplay.diversity import DEFAULT_THRESHOLD, similarity
 from spade.selfplay.hints import check_hint, hint_messages, secret_values
 from spade.selfplay.memory import cold_start_envs, excerpt
@@ -333,3 +340,61 @@ def test_content_comes_from_the_document() -> None:
     assert "disputes" in content.terms and "the" not in content.terms
     assert all(6 <= len(s.split()) <= 18 for s in content.sentences)
     assert all(len(item) <= 8 for item in content.items(10))
+
+
+# --- the text-env scaffold ---------------------------------------------------------------------
+
+KIT_MECHANICS = [m for m in MECHANICS if m.build_kit is not None]
+
+
+def test_every_text_mechanic_has_a_scaffolded_design() -> None:
+    text = {m.name for m in MECHANICS if "tool_use" not in m.kinds}
+    assert {m.name for m in KIT_MECHANICS} == text and len(text) >= 8
+
+
+@pytest.mark.parametrize("mechanic", KIT_MECHANICS, ids=lambda m: m.name)
+def test_scaffolded_designs_are_valid_shorter_and_varied(
+    mechanic: Mechanic, count_tokens: Any
+) -> None:
+    """On the scaffold each mechanic's design is a valid env (the real validator, assembled
+    as the loop assembles it), shorter than its complete file, not a near-duplicate of its
+    siblings, and it ends at its stated budget as the scaffold says."""
+    rng = random.Random(len(mechanic.name))
+    contents = [c for c in (extract(d.id, d.title, d.text) for d in DOCUMENTS) if mechanic.fits(c)]
+    designs, full = [], []
+    for index in range(6):
+        target = Target(rng.choice(mechanic.kinds), rng.choice(mechanic.skills),
+                        ("easy", "medium", "hard")[index % 3])  # fmt: skip
+        content = contents[index % len(contents)]
+        assert mechanic.build_kit is not None
+        design = mechanic.build_kit(random.Random(index), content, target)
+        full.append(mechanic.build(random.Random(index), content, target))
+        assert "class TextScaffold" not in design and _imports(design) <= {"json"}
+        report = validate_source(assemble(design, "text"), seeds=3)
+        assert report.valid, (mechanic.name, report.failed(), design)
+        assert report.metadata == {"kind": target.kind, "skill": target.skill,
+                                   "difficulty": target.difficulty}  # fmt: skip
+        designs.append(design)
+    tokens = [count_tokens(reply_for(d)) for d in designs]
+    assert sum(tokens) < 0.85 * sum(count_tokens(reply_for(f)) for f in full), tokens
+    pairs = [similarity(a, b) for a, b in itertools.combinations(designs, 2)]
+    assert sum(s >= DEFAULT_THRESHOLD for s in pairs) <= 0.35 * len(pairs), pairs
+
+
+def test_scaffolded_examples_are_the_loops_scaffolded_prompts(
+    corpus: Corpus, count_tokens: Any
+) -> None:
+    config = DesignerDataConfig(scaffold="text", reference_counts=(1,), reference_share=0.5)
+    examples = build_designer_data(corpus, 10, random.Random(5), count_tokens=count_tokens,
+                                   config=config)  # fmt: skip
+    assert {e.kind for e in examples} <= {"game", "reasoning"}
+    assert len({e.mechanic for e in examples}) >= 8
+    for example in examples:
+        assert example.request.scaffold == "text"
+        assert example.messages == designer_messages(example.request)
+        assert SCAFFOLD_CONTRACT in example.messages[-1]["content"]
+        assert extract_env(example.reply, "text") == assemble(example.source, "text")
+        for reference in example.request.references:
+            assert "class TextScaffold" not in reference.excerpt
+    with pytest.raises(ValueError, match="scaffold 'text'"):
+        DesignerDataConfig(scaffold="text", cold_start_share=0.5)

@@ -14,11 +14,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from spade.envs.scaffold import PRELUDE
 from spade.models.policy import Completion
 from spade.rollout import GenRequest
 from spade.sandbox import SandboxConfig
 from spade.selfplay.config import load_config
+from spade.selfplay.designer import CONTRACT, SCAFFOLD_CONTRACT
 from spade.selfplay.designer_probe import failure_kind, probe_designer, write_designs
+from tests.envs.test_scaffold import DESIGN as PATH_DESIGN
 from tests.replies import completion
 from tests.selfplay.test_loop import HINT, LENGTH_ENV
 
@@ -110,3 +113,41 @@ def test_bad_probe_input_is_one_line(tmp_path: Path) -> None:
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_a_scaffolded_designer_writes_only_the_design() -> None:
+    """With `designer.scaffold: text` the prompt asks for a `TextScaffold` subclass, the loop
+    validates the reply on the scaffold, the hint prompt shows the design alone, and the
+    near-duplicate guard compares designs (every scaffolded env shares the prelude)."""
+    seen: list[GenRequest] = []
+
+    def designer(requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        seen.extend(requests)
+        return [[completion(HINT if r.phase == "hint" else f"```python\n{PATH_DESIGN}```")] * r.n
+                for r in requests]  # fmt: skip
+
+    overrides = {**CONFIG, "designer.scaffold": "text", "designer.kinds": ["game", "reasoning"],
+                 "designer.designs_per_iteration": 1, "designer.group_size": 1}  # fmt: skip
+    config = load_config(None, overrides)
+    result = probe_designer(config, designer, None, [], [], SandboxConfig(), rounds=1)
+    (candidate,) = result.candidates
+    assert candidate.valid, candidate.failure
+    assert candidate.code == PRELUDE + PATH_DESIGN
+    design_prompt, hint_prompt = seen[0].messages[-1]["content"], seen[-1].messages[-1]["content"]
+    assert SCAFFOLD_CONTRACT in design_prompt and CONTRACT not in design_prompt
+    assert PATH_DESIGN in hint_prompt and "class TextScaffold" not in hint_prompt
+    # The same design in the warm-start data (stored without the prelude) is a repeat.
+    known = [("known:designer.jsonl:1", PATH_DESIGN)]
+    again = probe_designer(config, designer, None, [], known, SandboxConfig(), rounds=1)
+    assert again.failures() == {"near_duplicate": 1}
+
+
+def test_the_text_scaffold_takes_text_kinds_only() -> None:
+    error = subprocess.run(
+        [sys.executable, "-m", "spade.cli.train", "designer-probe",
+         "--set", "designer.scaffold=text", "--rounds", "1"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert error.returncode != 0
+    assert len(error.stderr.strip().splitlines()) == 1, error.stderr
+    assert "tool_use" in error.stderr

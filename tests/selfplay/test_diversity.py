@@ -6,8 +6,9 @@ import itertools
 
 import pytest
 
+from spade.envs.scaffold import assemble
 from spade.selfplay.diversity import find_near_duplicate, fingerprint, similarity
-from spade.selfplay.memory import EnvMemory, MemoryEntry
+from spade.selfplay.memory import EnvMemory, MemoryEntry, excerpt
 from spade.suites import SEED_ENVS_DIR
 
 SEEDS = {path.stem: path.read_text() for path in sorted(SEED_ENVS_DIR.glob("*.py"))}
@@ -60,3 +61,13 @@ def test_guard_works_on_memory_sources_and_unparsable_code() -> None:
     assert find_near_duplicate(broken, memory.sources(), threshold=0.5) is not None
     with pytest.raises(ValueError, match="threshold"):
         find_near_duplicate(HIDDEN_NUMBER, [], threshold=0.0)
+
+
+def test_scaffolded_envs_are_compared_by_their_designs() -> None:
+    """Every scaffolded env starts with the same prelude; that must not make two different
+    designs look alike, nor hide a repeated one."""
+    a, b = HIDDEN_NUMBER, SEEDS["battleship"]
+    assert similarity(assemble(a, "text"), assemble(b, "text")) == similarity(a, b)
+    repeat = find_near_duplicate(assemble(a, "text"), [("known", a)])
+    assert repeat is not None and repeat.exact
+    assert excerpt(assemble(a, "text"), 10_000) == a

@@ -25,6 +25,8 @@ def warmup(*args: str) -> subprocess.CompletedProcess[str]:
         ),
         (["sft.bogus=1"], "sft: "),
         (["agent_episodes_per_env=-1"], "agent_episodes_per_env"),
+        (["model=runs/none/sft/model"], "no such model directory"),
+        (["designer_data.scaffold=text", "designer_data.cold_start_share=0.5"], "scaffold"),
     ],
 )
 def test_a_bad_setting_is_one_line_before_anything_runs(

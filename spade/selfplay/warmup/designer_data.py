@@ -26,6 +26,7 @@ from spade.atomic import write_atomic
 from spade.corpus import Corpus
 from spade.envs.checks import validate_source
 from spade.envs.remote import EnvLoadError, RemoteEnv
+from spade.envs.scaffold import Scaffold, assemble
 from spade.sandbox import SandboxConfig, SandboxError
 from spade.selfplay.config import DesignerConfig
 from spade.selfplay.designer import DesignRequest, Reference, designer_messages
@@ -78,6 +79,9 @@ class DesignerDataConfig:
     excerpt_chars: int = 2000
     """A reference's code excerpt length, as `MemorySampling.excerpt_chars`."""
     difficulties: tuple[str, ...] = tuple(_DEFAULTS.difficulties)
+    scaffold: Scaffold = "none"
+    """"text": replies are designs on the text-env scaffold (`spade.envs.scaffold`), from the
+    mechanics that have one (text kinds only), for a run with `designer.scaffold: text`."""
     draws: int = 40
     """Generator draws per example to find a source within budget and not a near-duplicate."""
     document_tries: int = 50
@@ -88,6 +92,9 @@ class DesignerDataConfig:
                      "repair_share"):  # fmt: skip
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], not {getattr(self, name)}")
+        if self.scaffold == "text" and self.cold_start_share > 0:
+            raise ValueError("cold_start_share must be 0 with scaffold 'text': a scaffolded "
+                             "designer is shown no cold-start (seed-suite) references")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -173,15 +180,16 @@ def build_designer_data(
     count_tokens = count_tokens or smollm2_token_counter()
     stats = stats if stats is not None else BuildStats()
     envs: list[_Env] = []
+    mechanics = [m for m in MECHANICS if config.scaffold == "none" or m.build_kit is not None]
     order: list[Mechanic] = []
     misses = 0  # attempts in a row that kept nothing
     bar = tqdm(total=n, desc="designer data", unit="env", disable=not progress)
     while len(envs) < n:
         if not order:
-            order = rng.sample(MECHANICS, len(MECHANICS))
+            order = rng.sample(mechanics, len(mechanics))
         env = _make_env(order.pop(), corpus, rng, sandbox, config, count_tokens, envs, stats)
         misses = 0 if env is not None else misses + 1
-        if misses > 4 * len(MECHANICS):
+        if misses > 4 * len(mechanics):
             bar.close()
             raise RuntimeError(
                 f"designer data: no env kept in {misses} attempts in a row (kept {len(envs)} of "
@@ -246,7 +254,9 @@ def _make_env(
     source = None
     for _ in range(config.draws):
         stats.drafts += 1
-        draft = mechanic.build(random.Random(rng.getrandbits(64)), content, target)
+        build = mechanic.build_kit if config.scaffold == "text" else mechanic.build
+        assert build is not None  # mechanics without a scaffolded build are left out above
+        draft = build(random.Random(rng.getrandbits(64)), content, target)
         if count_tokens(reply_for(draft)) > budget:
             stats.over_budget += 1
         elif find_near_duplicate(draft, same, DEFAULT_THRESHOLD) is not None:
@@ -257,13 +267,14 @@ def _make_env(
     if source is None:
         return None
     stats.validated += 1
-    report = validate_source(source, "env.py", seeds=config.check_seeds, config=sandbox,
-                             deadline_s=30.0)  # fmt: skip
+    report = validate_source(assemble(source, config.scaffold), "env.py", seeds=config.check_seeds,
+                             config=sandbox, deadline_s=30.0)  # fmt: skip
     if not report.valid:
         stats.invalid += 1
         stats.failures.append(f"{mechanic.name}: {report.failed()[0].name}")
         return None
-    hint = _clean_hint(mechanic, source, rng, sandbox, config.check_seeds)
+    hint = _clean_hint(mechanic, assemble(source, config.scaffold), rng, sandbox,
+                       config.check_seeds)  # fmt: skip
     if hint is None:
         stats.no_clean_hint += 1
         return None
@@ -317,7 +328,7 @@ def _example(
     )
     target = env.target
     request = DesignRequest(env.document_id, env.document, target.skill, target.difficulty,
-                            target.kind, references, negative)  # fmt: skip
+                            target.kind, references, negative, config.scaffold)  # fmt: skip
     return DesignerExample(
         messages=designer_messages(request),
         reply=reply_for(env.source),

@@ -16,11 +16,12 @@ import re
 from collections.abc import Callable
 
 from spade.envs.checks import validate_source
+from spade.envs.scaffold import Scaffold
 from spade.sandbox import SandboxConfig
 from spade.selfplay.designer import (
     DesignRequest,
     code_problem,
-    extract_code,
+    extract_env,
     failure_text,
     repair_messages,
 )
@@ -60,9 +61,11 @@ BREAKS: dict[str, Callable[[str, random.Random], str | None]] = {
 }
 
 
-def reply_failure(reply: str, sandbox: SandboxConfig | None, seeds: int) -> str | None:
+def reply_failure(
+    reply: str, sandbox: SandboxConfig | None, seeds: int, scaffold: Scaffold = "none"
+) -> str | None:
     """What the loop's checks say of a reply (its near-duplicate guard aside); None: valid."""
-    code = extract_code(reply)
+    code = extract_env(reply, scaffold)
     if code is None:
         return code_problem(reply)
     report = validate_source(code, "env.py", seeds=seeds, config=sandbox, deadline_s=30.0)
@@ -82,7 +85,7 @@ def repair_example(
         broken = BREAKS[name](reply, rng)
         if broken is None:
             continue
-        failure = reply_failure(broken, sandbox, seeds)
+        failure = reply_failure(broken, sandbox, seeds, request.scaffold)
         if failure is not None:
             return repair_messages(request, broken, failure), name
     return None

@@ -45,28 +45,31 @@ class Mechanic:
     """Strategy hints phrased for every seed (the first that passes the leak check is used)."""
     fits: Callable[[Content], bool]
     """Whether a document offers what the mechanic needs."""
+    build_kit: Callable[[random.Random, Content, Target], str] | None = None
+    """The same mechanic's design on the text-env scaffold (`spade.envs.scaffold`): only the
+    `TextScaffold` subclass; None for a mechanic that does not fit the scaffold (tool use)."""
 
 
 TEXT = ("game", "reasoning")
 MECHANICS: tuple[Mechanic, ...] = (
     Mechanic("number_search", TEXT, ("search", "deduction"), number_search.build,
-             number_search.HINTS, lambda content: True),
+             number_search.HINTS, lambda content: True, number_search.build_kit),
     Mechanic("lock_code", TEXT, ("deduction", "search"), lock_code.build, lock_code.HINTS,
-             _has_items(6)),
+             _has_items(6), lock_code.build_kit),
     Mechanic("word_deduce", TEXT, ("deduction", "information gathering"), word_deduce.build,
-             word_deduce.HINTS, word_deduce.fits),
+             word_deduce.HINTS, word_deduce.fits, word_deduce.build_kit),
     Mechanic("cloze", ("reasoning",), ("deduction", "information gathering"), cloze.build,
-             cloze.HINTS, cloze.fits),
+             cloze.HINTS, cloze.fits, cloze.build_kit),
     Mechanic("pair_match", ("game",), ("information gathering", "search"), pair_match.build,
-             pair_match.HINTS, _has_items(7)),
+             pair_match.HINTS, _has_items(7), pair_match.build_kit),
     Mechanic("ordering", TEXT, ("planning", "algorithm execution"), ordering.build,
-             ordering.HINTS, ordering.fits),
+             ordering.HINTS, ordering.fits, ordering.build_kit),
     Mechanic("accumulate", TEXT, ("arithmetic", "planning"), accumulate.build,
-             accumulate.HINTS, accumulate.fits),
+             accumulate.HINTS, accumulate.fits, accumulate.build_kit),
     Mechanic("arith_chain", ("reasoning",), ("arithmetic", "algorithm execution"),
-             arith_chain.build, arith_chain.HINTS, lambda content: True),
+             arith_chain.build, arith_chain.HINTS, lambda content: True, arith_chain.build_kit),
     Mechanic("grid_walk", ("game",), ("search", "planning", "information gathering"),
-             grid_walk.build, grid_walk.HINTS, _has_items(1)),
+             grid_walk.build, grid_walk.HINTS, _has_items(1), grid_walk.build_kit),
     Mechanic("tool_records", ("tool_use",), ("information gathering", "search", "arithmetic"),
              tool_records.build, tool_records.HINTS, _has_items(6)),
     Mechanic("tool_probe", ("tool_use",), ("search", "deduction"), tool_probe.build,

@@ -66,6 +66,59 @@ _APPLIES = (
         if verb == "drop" and name in self.bag:
             self.bag.remove(name)""",
 )
+
+_KIT_SOURCE = r"""$doc
+ITEMS = $items
+
+
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+$values
+        self.pick = rng.sample(ITEMS, $size)
+        self.target = sum(self.values[n] for n in self.pick)
+        self.bag = []
+        return $intro
+
+    def act(self, command):
+$apply
+        total = sum(self.values[n] for n in self.bag)
+        if total == self.target:
+            return $win, 1.0
+        return $note, $cap * (1 - abs(self.target - total) / self.target)
+
+    def solution(self):
+        return [f"\\boxed{{add {name}}}" for name in self.pick]
+"""
+
+_KIT_VALUES = (
+    "        self.values = {name: rng.randint($low, $high) for name in ITEMS}",
+    "        self.values = dict(zip(ITEMS, rng.sample(range($low, $high + 1), len(ITEMS))))",
+)
+_KIT_APPLIES = (
+    r"""        verb, _, name = command.partition(" ")
+        if verb == "add" and name in self.values and name not in self.bag:
+            self.bag.append(name)
+        elif verb == "drop" and name in self.bag:
+            self.bag.remove(name)""",
+    r"""        verb, _, name = command.partition(" ")
+        if name not in self.values:
+            return $invalid, None
+        if verb == "add" and name not in self.bag:
+            self.bag.append(name)
+        if verb == "drop" and name in self.bag:
+            self.bag.remove(name)""",
+    r"""        verb, name = command.split(None, 1)
+        if name not in self.values:
+            return $invalid, None
+        if verb == "drop":
+            self.bag = [n for n in self.bag if n != name]
+        elif verb == "add" and name not in self.bag:
+            self.bag.append(name)""",
+)
+
 # Values shown up front (planning a subset sum) or revealed only by adding (exploration).
 _INTROS = {
     "shown": r'f"Reach {self.target} exactly. Values: {self.values}. '
@@ -102,6 +155,32 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
         intro=_INTROS[shown],
         read=read.lines,
         apply=rng.choice(_APPLIES),
+        invalid=say(rng, '"Unknown item."', r'"Use \\boxed{add X}."'),
+        win=say(rng, '"Exact total reached!"', '"Target hit."', '"Done."'),
+        cap=rng.choice([0.9, 0.8, 0.7]),
+        note=rng.choice(_NOTES[shown]),
+    )
+
+
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    count = int(target.pick(4, 5, 6))
+    items = list(content.items(count))
+    shown = "shown" if rng.random() < 0.5 else "hidden"
+    low, high = rng.choice([(2, 20), (5, 40), (10, 90)])
+    return fill(
+        _KIT_SOURCE,
+        doc=docstring(rng, "Hit an exact total with a subset of items.", "A subset-sum game."),
+        items=literal(items),
+        cls=class_name(content, rng.choice(["Total", "Budget", "Sum", "Tally"])),
+        metadata=target.metadata(),
+        turns=int(target.pick(8, 8, 7)) + (2 if shown == "hidden" else 0),
+        low=low,
+        high=high,
+        size=int(target.pick(2, 3, 3)),
+        intro=_INTROS[shown],
+        values=rng.choice(_KIT_VALUES),
+        apply=rng.choice(_KIT_APPLIES),
         invalid=say(rng, '"Unknown item."', r'"Use \\boxed{add X}."'),
         win=say(rng, '"Exact total reached!"', '"Target hit."', '"Done."'),
         cap=rng.choice([0.9, 0.8, 0.7]),

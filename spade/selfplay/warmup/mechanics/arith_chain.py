@@ -88,6 +88,93 @@ _INTROS = (
 )
 
 
+_KIT_SOURCE = r"""$doc
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+        self.start = value = rng.choice($starts)
+        self.ops, self.answers = [], []
+        for _ in range($steps):
+$pick
+            self.ops.append(f"{op} {k}")
+            self.answers.append(value)
+        self.done = $counters
+        return $intro
+
+    def act(self, command):
+$check
+
+    def solution(self):
+        return [$answer for n in self.answers]
+"""
+
+# As in `build`: a wrong answer is asked again, or recorded and the chain moves on (then
+# max_turns is the number of steps, so the last answer ends the episode).
+_KIT_CHECKS = (
+    (
+        "0",
+        r"""        if command != str(self.answers[self.done]):
+            return $wrong, None
+        self.done += 1
+        if self.done == $steps:
+            return $win, 1.0
+        return $right, $score""",
+    ),
+    (
+        "self.right = 0",
+        r"""        self.right += command == str(self.answers[self.done])
+        self.done += 1
+        if self.done == $steps:
+            return $end_note, self.right / $steps
+        return $moved_note, $moved_score""",
+    ),
+)
+
+
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    steps = int(target.pick(3, 4, 5))
+    starts = [n for n in content.numbers if n < 1000][:3] or [rng.randint(2, 60) for _ in range(3)]
+    counters, check = rng.choice(_KIT_CHECKS)
+    moves_on = counters != "0"
+    return fill(
+        _KIT_SOURCE,
+        doc=docstring(rng, "Step-by-step arithmetic with checks.", "A running-total chain."),
+        cls=class_name(content, rng.choice(["Chain", "Steps", "Tally", "Count"])),
+        metadata=target.metadata(),
+        turns=steps if moves_on else steps + int(target.pick(4, 3, 2)),
+        counters=counters,
+        check=check,
+        end_note=say(
+            rng, 'f"Done: {self.right} of $steps right."', 'f"Score {self.right}/$steps."'
+        ),
+        moved_note=say(
+            rng,
+            'f"Noted. Next: {self.ops[self.done]}"',
+            "f\"{'Right' if command == str(self.answers[self.done - 1]) else 'Wrong'}. "
+            'Now {self.ops[self.done]}"',
+        ),
+        moved_score=f"{rng.choice([0.9, 0.8])} * self.right / {steps}",
+        starts=literal(starts),
+        steps=steps,
+        pick=rng.choice(_PICKS),
+        top=int(target.pick(5, 9, 12)),
+        intro=rng.choice(_INTROS),
+        what=content.label(),
+        win=say(rng, '"All steps right!"', '"Chain complete."', '"Correct to the end."'),
+        right=say(
+            rng, 'f"Right. Next: {self.ops[self.done]}"', 'f"Yes. Now {self.ops[self.done]}."'
+        ),
+        wrong=say(rng, 'f"No. Redo: {self.ops[self.done]}"', '"Wrong, try again."'),
+        score=say(
+            rng, f"self.done / {steps + 1}", f"{rng.choice([0.9, 0.8])} * self.done / {steps}"
+        ),
+        answer=say(rng, r'f"\\boxed{{{n}}}"', r'"\\boxed{%d}" % n'),
+    )
+
+
 def build(rng: random.Random, content: Content, target: Target) -> str:
     steps = int(target.pick(3, 4, 5))
     starts = [n for n in content.numbers if n < 1000][:3] or [rng.randint(2, 60) for _ in range(3)]

@@ -104,6 +104,69 @@ def fits(content: Content) -> bool:
     return len(_clozes(content, 6)) >= 2
 
 
+_KIT_SOURCE = r"""$doc
+CLOZES = $clozes
+
+
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+        self.text = rng.choice(list(CLOZES))
+        self.word = rng.choice(CLOZES[self.text])
+$state
+        return $intro
+
+    def _masked(self):
+$masked
+
+    def act(self, command):
+        guess = command.lower()
+        if guess == self.word.lower():
+            return $win, 1.0
+$letter
+        return note, $score
+
+    def solution(self):
+        return [$answer]
+"""
+
+# Revealed letters as a set of guessed letters, or as the word's pattern itself.
+_KIT_STATES = (  # as `_STATES`, less the turn counter
+    ("        self.shown = set()", *_STATES[0][1:]),
+    ('        self.pattern = ["_"] * len(self.word)', *_STATES[1][1:]),
+)
+
+
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    min_len = int(target.pick(6, 7, 8))
+    clozes = _clozes(content, min_len)
+    if len(clozes) < 2:
+        clozes = _clozes(content, 6)
+    state, masked, score, reveal = rng.choice(_KIT_STATES)
+    return fill(
+        _KIT_SOURCE,
+        doc=docstring(rng, "Find a masked word from context.", "Hangman on a sentence."),
+        clozes=literal(clozes),
+        cls=class_name(content, rng.choice(["Cloze", "Blank", "Hangman", "Missing"])),
+        metadata=target.metadata(),
+        turns=int(target.pick(10, 9, 7)),
+        intro=rng.choice(_INTROS),
+        win=say(rng, '"Correct!"', '"That is the word."', '"Solved!"'),
+        letter=rng.choice(_LETTERS),
+        state=state,
+        masked=masked,
+        score=score,
+        reveal=reveal,
+        hit_note=say(rng, "self._masked()", 'f"{self._masked()} ({guess!r} tried)"'),
+        miss_note=say(rng, '"Wrong word. " + self._masked()', 'f"No. {self._masked()}"'),
+        cap=rng.choice([0.9, 0.8, 0.6]),
+        answer=say(rng, r'f"\\boxed{{{self.word}}}"', r'"\\boxed{%s}" % self.word'),
+    )
+
+
 def build(rng: random.Random, content: Content, target: Target) -> str:
     min_len = int(target.pick(6, 7, 8))
     clozes = _clozes(content, min_len)

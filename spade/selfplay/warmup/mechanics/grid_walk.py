@@ -84,6 +84,103 @@ _INTROS = (
 )
 
 
+_KIT_SOURCE = r"""$doc
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+        $goal = rng.randrange($size), rng.randrange(1, $size)
+$state
+        return $intro
+
+    def act(self, command):
+$move
+        dist = $dist
+        if dist == 0:
+            return $win, 1.0
+$feedback
+        return note, $progress
+
+    def solution(self):
+        return [$down] * $g0 + [$right] * $g1
+"""
+
+# The scaffold keeps the best closeness as the reward; the feedback is the distance or
+# warmer/colder.
+_KIT_FEEDBACKS = (
+    ("        self.r = self.c = 0", "        note = $distance_note"),
+    (
+        "        self.r = self.c = 0\n        self.dist = $span",
+        '        note = "Warmer." if dist < self.dist else '
+        '"Colder." if dist > self.dist else "Same."\n'
+        "        self.dist = dist",
+    ),
+)
+_KIT_MOVES = (
+    r"""        self.r = min($last, max(0, self.r + (command == $d_word) - (command == $u_word)))
+        self.c = min($last, max(0, self.c + (command == $r_word) - (command == $l_word)))""",
+    r"""        if command == $u_word:
+            self.r = max(0, self.r - 1)
+        elif command == $d_word:
+            self.r = min($last, self.r + 1)
+        elif command == $l_word:
+            self.c = max(0, self.c - 1)
+        elif command == $r_word:
+            self.c = min($last, self.c + 1)""",
+)
+
+
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    size = int(target.pick(4, 5, 6))
+    up, down, left, right = rng.choice(_MOVE_SETS)
+    thing = (content.items(1) or ("treasure",))[0]
+    state, feedback = rng.choice(_KIT_FEEDBACKS)
+    manhattan = rng.random() < 0.6  # else the king-move distance: max of the two offsets
+    goal, g0, g1 = rng.choice([("self.goal", "self.goal[0]", "self.goal[1]"),
+                               ("self.gr, self.gc", "self.gr", "self.gc")])  # fmt: skip
+    return fill(
+        _KIT_SOURCE,
+        doc=docstring(
+            rng, "Find a hidden cell from distance feedback.", f"Search for the {thing}."
+        ),
+        cls=class_name(content, rng.choice(["Grid", "Walk", "Map", "Trail"])),
+        metadata=target.metadata(),
+        turns=2 * size + int(target.pick(4, 2, 0)),
+        size=size,
+        last=size - 1,
+        span=2 * size - 2 if manhattan else size - 1,
+        dist=(
+            f"abs(self.r - {g0}) + abs(self.c - {g1})"
+            if manhattan
+            else f"max(abs(self.r - {g0}), abs(self.c - {g1}))"
+        ),  # fmt: skip
+        goal=goal,
+        g0=g0,
+        g1=g1,
+        move=rng.choice(_KIT_MOVES),
+        state=state,
+        intro=rng.choice(_INTROS),
+        thing=thing,
+        u=up,
+        moves_list="|".join([up, down, left, right]),
+        win=say(rng, '"Found it!"', f'"You reached the {thing}!"'),
+        feedback=feedback,
+        distance_note=say(
+            rng, 'f"At ({self.r}, {self.c}), distance {dist}."', 'f"{dist} steps away."'
+        ),
+        progress=say(rng, "round($cap - $cap * dist / $span, 3)", "$cap * (1 - dist / $span)"),
+        cap=rng.choice([0.9, 0.8]),
+        u_word=f'"{up}"',
+        d_word=f'"{down}"',
+        l_word=f'"{left}"',
+        r_word=f'"{right}"',
+        down=rf'"\\boxed{{{down}}}"',
+        right=rf'"\\boxed{{{right}}}"',
+    )
+
+
 def build(rng: random.Random, content: Content, target: Target) -> str:
     size = int(target.pick(4, 5, 6))
     up, down, left, right = rng.choice(_MOVE_SETS)

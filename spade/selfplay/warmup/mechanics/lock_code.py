@@ -76,6 +76,72 @@ _HOWS = (
 )
 
 
+_KIT_SOURCE = r"""$doc
+WORDS = $words
+
+
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+        self.code = $draw
+        return $intro
+
+    def act(self, command):
+        guess = command.lower().split()
+        if guess == self.code:
+            return $win, 1.0
+        if len(guess) != $size:
+            return $invalid, None
+$feedback
+        return note, progress
+
+    def solution(self):
+        return ["\\boxed{%s}" % " ".join(self.code)]
+"""
+
+_KIT_FEEDBACK = (
+    r'''        exact = sum(a == b for a, b in zip(guess, self.code))
+        near = sum(min(guess.count(w), self.code.count(w)) for w in WORDS) - exact
+        progress = $cap * exact / $size
+        note = f"{exact} in place, {near} elsewhere."''',
+    r'''        marks = ["+" if a == b else "?" if a in self.code else "-"
+                 for a, b in zip(guess, self.code)]
+        progress = $cap * marks.count("+") / $size
+        note = " ".join(marks) + "  (+ right, ? misplaced, - absent)"''',
+    r'''        hits = [i + 1 for i in range($size) if guess[i] == self.code[i]]
+        progress = $cap * len(hits) / $size
+        note = f"Right slots: {hits or 'none'}."''',
+)
+
+
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    words = list(content.items(int(target.pick(4, 5, 6))))
+    size = int(target.pick(3, 3, 4))
+    repeats = rng.random() < 0.4
+    draw = (
+        f"[rng.choice(WORDS) for _ in range({size})]" if repeats else f"rng.sample(WORDS, {size})"
+    )
+    how = rng.choice(_HOWS).replace("$slots", " ".join(["word"] * size))
+    return fill(
+        _KIT_SOURCE,
+        doc=docstring(rng, "Deduce a hidden word sequence.", "Mastermind with words."),
+        words=literal(words),
+        cls=class_name(content, rng.choice(["Lock", "Code", "Combo", "Sequence"])),
+        metadata=target.metadata(),
+        turns=int(target.pick(10, 9, 10)),
+        draw=draw,
+        intro=rng.choice(_INTROS).replace("$how", how),
+        size=size,
+        win=say(rng, '"Unlocked!"', '"Solved!"', '"That is the code."'),
+        invalid=say(rng, f'"Send exactly {size} words."', '"Wrong number of words."'),
+        feedback=rng.choice(_KIT_FEEDBACK),
+        cap=rng.choice([0.9, 0.8, 0.75]),
+    )
+
+
 def build(rng: random.Random, content: Content, target: Target) -> str:
     words = list(content.items(int(target.pick(4, 5, 6))))
     size = int(target.pick(3, 3, 4))

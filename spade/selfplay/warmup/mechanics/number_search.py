@@ -113,6 +113,98 @@ _NOTES = (
 )
 
 
+_KIT_SOURCE = r"""$doc$consts
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+$setup
+        return $intro
+
+    def act(self, command):
+        if not command.isdigit():
+            return $invalid, None
+        guess = int(command)
+        if guess == self.secret:
+            return $win, 1.0
+$compare
+        return note, $score
+
+    def solution(self):
+$solve
+"""
+
+# Interval state: progress is the share of the range the guesses have ruled out.
+_KIT_BOUNDS = (
+    r"""        self.lo = $low
+        self.hi = self.lo + $span
+        self.secret = rng.randint(self.lo, self.hi)""",
+    r"""        if guess < self.secret:
+            self.lo, note = max(self.lo, guess + 1), $low_note
+        else:
+            self.hi, note = min(self.hi, guess - 1), $high_note""",
+    "$cap * (1 - (self.hi - self.lo) / $span)",
+    ("{self.lo}", "{self.hi}"),
+)
+
+# Closeness: progress is how near this guess came (the scaffold keeps the best).
+_KIT_CLOSE = (
+    r"""        low = $low
+        self.range = (low, low + $span)
+        self.secret = rng.randint(low, low + $span)""",
+    r"""        note = $low_note if guess < self.secret else $high_note""",
+    "$cap - $cap * abs(guess - self.secret) / $span",
+    ("{low}", "{low + $span}"),
+)
+
+
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    span = int(target.pick(rng.choice([31, 50, 63]), rng.choice([127, 200, 255]),
+                           rng.choice([500, 1000, 1023])))  # fmt: skip
+    turns = span.bit_length() + int(target.pick(4, 2, 1))
+    anchors = list(content.numbers[:3])
+    inline = rng.random() < 0.6  # the document's numbers in setup() or as a module constant
+    if anchors:
+        low = f"rng.choice({literal(anchors)})" if inline else "rng.choice(ANCHORS)"
+    else:
+        low = f"rng.randint(1, {span * 4})"
+    bounds = rng.random() < 0.5
+    setup, compare, score, (lo, hi) = _KIT_BOUNDS if bounds else _KIT_CLOSE
+    first, last = ("self.lo", "self.hi") if bounds else ("*self.range", "")
+    what = say(rng, "number", "value", "year", "count")
+    low_note, high_note = rng.choice(_NOTES)
+    values = {
+        "theme": content.label(), "what": what, "span": span, "turns": turns, "low": low,
+        "cap": rng.choice([0.9, 0.8, 0.95]), "low_note": low_note, "high_note": high_note,
+        "win": say(rng, '"Correct!"', '"You found it!"', '"Exactly right."'),
+        "invalid": say(rng, r'"Send one integer as \\boxed{N}."', r'"Use \\boxed{N}."',
+                       '"Invalid guess."'),
+    }  # fmt: skip
+    solve = rng.choice(_SOLVES)
+    if not bounds:  # the range tuple unpacks into both names
+        solve = solve.replace(
+            "lo, hi, moves = $first, $last, []", "(lo, hi), moves = self.range, []"
+        )
+        solve = solve.replace("$first, $last", "self.range")
+    return fill(
+        _KIT_SOURCE,
+        **values,
+        doc=docstring(rng, "Higher/lower search.", f"Guess a hidden {what}."),
+        consts=f"ANCHORS = {literal(anchors)}\n\n" if anchors and not inline else "",
+        cls=class_name(content, rng.choice(["Guess", "Search", "Number", "Hunt"])),
+        metadata=target.metadata(),
+        setup=setup,
+        intro=rng.choice(_INTROS).replace("$lo", lo).replace("$hi", hi),
+        compare=compare,
+        score=score,
+        solve=solve,
+        first=first,
+        last=last,
+    )
+
+
 def build(rng: random.Random, content: Content, target: Target) -> str:
     span = int(target.pick(rng.choice([31, 50, 63]), rng.choice([127, 200, 255]),
                            rng.choice([500, 1000, 1023])))  # fmt: skip

@@ -99,6 +99,43 @@ _INTROS = (
 )
 
 
+_KIT_SOURCE = r"""$doc
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+$goal
+        self.row = rng.sample(self.goal, $count)
+        if self.row == self.goal:
+            self.row.reverse()
+        return $intro
+
+    def act(self, command):
+$swap
+        if self.row == self.goal:
+            return $win, 1.0
+        right = sum(a == b for a, b in zip(self.row, self.goal))
+        return $feedback, $score
+
+    def solution(self):
+$solve
+"""
+
+_KIT_SWAPS = (
+    r"""        parts = command.replace("swap", "").split()
+        if len(parts) != 2 or not all(p.isdigit() and int(p) < $count for p in parts):
+            return $invalid, None
+        i, j = int(parts[0]), int(parts[1])
+        self.row[i], self.row[j] = self.row[j], self.row[i]""",
+    r"""        verb, a, b = command.split()
+        a, b = int(a), int(b)
+        self.row[a], self.row[b] = self.row[b], self.row[a]""",
+    r"""        i, j = map(int, re.findall(r"\d+", command))
+        self.row[i], self.row[j] = self.row[j], self.row[i]""",
+)
+
+
 def build(rng: random.Random, content: Content, target: Target) -> str:
     count = int(target.pick(4, 5, 5))
     numbers = [n for n in content.numbers if n < 100_000]
@@ -129,8 +166,38 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
     )
 
 
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    count = int(target.pick(4, 5, 5))
+    numbers = [n for n in content.numbers if n < 100_000]
+    orders = ["alphabetical", "hidden"] + (["numeric"] if len(numbers) >= count else [])
+    order = rng.choice(orders)
+    items = numbers[: count + 1] if order == "numeric" else list(content.items(count + 1, 7))
+    feedback = rng.choice(_FEEDBACKS["hidden" if order == "hidden" else "visible"])
+    swaps = count - 1 if order == "hidden" else 0  # a hidden order costs turns to discover
+    return fill(
+        _KIT_SOURCE,
+        doc=docstring(rng, f"Order items into {_RULES[order]} by swaps.", "A sorting puzzle."),
+        items=literal(items),
+        cls=class_name(content, rng.choice(["Order", "Sort", "Arrange", "Swap"])),
+        metadata=target.metadata(),
+        turns=count - 1 + swaps + int(target.pick(4, 3, 2)),
+        goal=_GOALS[order],
+        count=count,
+        intro=rng.choice(_INTROS),
+        rule=_RULES[order],
+        swap=rng.choice(_KIT_SWAPS),
+        solve=rng.choice(_SOLVES),
+        invalid=say(rng, r'"Send \\boxed{swap i j}."', '"Invalid swap."'),
+        win=say(rng, '"Sorted!"', '"All in order."', '"Done: correct order."'),
+        feedback=feedback,
+        score=say(rng, f"{rng.choice([0.9, 0.8])} * right / {count}", f"right / {count + 1}"),
+    )
+
+
 def fits(content: Content) -> bool:
-    return len(content.items(7)) >= 7
+    # `build` draws items of at most 7 letters: count those.
+    return len(content.items(7, 7)) >= 7
 
 
 HINTS = (

@@ -91,6 +91,82 @@ _INTROS = (
 )
 
 
+_KIT_SOURCE = r"""$doc
+TERMS = $terms
+
+
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+$deal
+        self.found = []
+        return $intro
+
+    def act(self, command):
+$flip
+        if len(self.found) == $cards:
+            return $win, 1.0
+        return note, $score
+
+    def solution(self):
+$solve
+"""
+
+_KIT_FLIPS = (
+    r'''        picks = [int(p) for p in command.split() if p.isdigit() and int(p) < $cards]
+        if len(picks) != 2 or picks[0] == picks[1]:
+            return $invalid, None
+        a, b = (self.cards[p] for p in picks)
+        if a == b and picks[0] not in self.found:
+            self.found += picks
+        note = f"{a} / {b}"''',
+    r'''        parts = command.replace(",", " ").split()
+        if len(parts) != 2 or not all(p.isdigit() and int(p) < $cards for p in parts):
+            return $invalid, None
+        i, j = int(parts[0]), int(parts[1])
+        if i != j and self.cards[i] == self.cards[j] and i not in self.found:
+            self.found += [i, j]
+        note = f"{i}: {self.cards[i]}, {j}: {self.cards[j]}"''',
+    r'''        i, j = map(int, command.replace(",", " ").split())
+        if i == j or min(i, j) < 0:
+            return $invalid, None
+        a, b = self.cards[i], self.cards[j]
+        if a == b and i not in self.found:
+            self.found += [i, j]
+        note = f"{i} is {a}, {j} is {b}."''',
+)
+
+
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    pairs = int(target.pick(3, 4, 5))
+    terms = list(content.items(pairs + 2))
+    return fill(
+        _KIT_SOURCE,
+        doc=docstring(rng, "Find matching pairs of cards.", "A memory game."),
+        terms=literal(terms),
+        cls=class_name(content, rng.choice(["Pairs", "Memory", "Match", "Cards"])),
+        metadata=target.metadata(),
+        turns=2 * pairs + int(target.pick(4, 3, 2)),
+        pairs=pairs,
+        cards=2 * pairs,
+        last=2 * pairs - 1,
+        intro=rng.choice(_INTROS),
+        flip=rng.choice(_KIT_FLIPS),
+        deal=rng.choice(_DEALS),
+        solve=rng.choice(_SOLVES),
+        invalid=say(rng, r'"Send \\boxed{i j}."', '"Invalid flip."'),
+        win=say(rng, '"All pairs found!"', '"Board cleared!"', '"You matched them all."'),
+        score=say(
+            rng,
+            f"len(self.found) / {2 * pairs}",
+            f"{rng.choice([0.9, 0.8])} * len(self.found) / {2 * pairs}",
+        ),
+    )
+
+
 def build(rng: random.Random, content: Content, target: Target) -> str:
     pairs = int(target.pick(3, 4, 5))
     terms = list(content.items(pairs + 2))

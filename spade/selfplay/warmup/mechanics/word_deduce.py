@@ -87,6 +87,76 @@ _INTROS = (
 )
 
 
+_KIT_SOURCE = r"""$doc
+WORDS = $words
+
+
+class $cls(TextScaffold):
+    metadata = $metadata
+    max_turns = $turns
+
+    def setup(self, rng):
+        self.word = rng.choice(WORDS)$state
+        return $intro
+
+    def act(self, command):
+        guess = command.lower()
+        if guess == self.word:
+            return $win, 1.0
+        if len(guess) != len(self.word):
+            return $invalid, None
+$marks
+        return note, $score
+
+    def solution(self):
+        return [f"\\boxed{{{self.word}}}"]
+"""
+
+# Known letters: progress is the share of positions the player has pinned down.
+_KIT_KNOWN = (
+    "\n        self.known = set()",
+    r'''        marks = ""
+        for i, ch in enumerate(guess):
+            if ch == self.word[i]:
+                marks += ch.upper()
+                self.known.add(i)
+            else:
+                marks += "?" if ch in self.word else "."
+        note = f"{marks} (CAPS: right spot, ?: elsewhere, .: absent)"''',
+    "$cap * len(self.known) / len(self.word)",
+)
+# Best guess: progress is this guess's letters in place (the scaffold keeps the best).
+_KIT_BEST = (
+    "",
+    r'''        marks = [$mark for a, b in zip(guess, self.word)]
+        note = "".join(marks) + " (G right spot, Y elsewhere, - absent)"''',
+    '$cap * marks.count("G") / len(self.word)',
+)
+
+
+def build_kit(rng: random.Random, content: Content, target: Target) -> str:
+    """The same env as `build` on the text-env scaffold: the design only."""
+    count = int(target.pick(5, 7, 9))
+    pool = [t for t in content.terms if 4 <= len(t) <= 8]
+    state, marks, score = rng.choice([_KIT_KNOWN, _KIT_BEST])
+    return fill(
+        _KIT_SOURCE,
+        doc=docstring(rng, "Deduce a hidden word from letter feedback.", "A word-guessing game."),
+        words=literal(pool[:count]),
+        cls=class_name(content, rng.choice(["Word", "Letters", "Wordle", "Term"])),
+        metadata=target.metadata(),
+        turns=int(target.pick(8, 7, 6)),
+        state=state,
+        intro=rng.choice(_INTROS),
+        win=say(rng, '"Correct!"', '"You found the word!"', '"Solved."'),
+        invalid=say(rng, 'f"Use {len(self.word)} letters."', '"Wrong length."'),
+        marks=marks,
+        mark=rng.choice(_MARKS),
+        score=score,
+        cap=rng.choice([0.9, 0.8, 0.7]),
+    )
+
+
 def build(rng: random.Random, content: Content, target: Target) -> str:
     count = int(target.pick(5, 7, 9))
     pool = [t for t in content.terms if 4 <= len(t) <= 8]
