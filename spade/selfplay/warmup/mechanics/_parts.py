@@ -109,3 +109,10 @@ def reader(rng: random.Random) -> Reader:
 
 def imports(*modules: str) -> str:
     return "".join(f"import {name}\n" for name in sorted(set(modules)))
+
+
+def read_slots(rng: random.Random) -> dict[str, object]:
+    """The slots of a plain text env's command reading: `read`, a drawn reader's lines, and
+    `imports`, `random` and the `re` that reader may need."""
+    read = reader(rng)
+    return {"read": read.lines, "imports": imports("random", *(["re"] if read.imports_re else []))}

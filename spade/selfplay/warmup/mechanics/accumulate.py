@@ -13,9 +13,8 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
     literal,
-    reader,
+    read_slots,
     say,
 )
 
@@ -136,40 +135,23 @@ _NOTES = {
 
 
 def build(rng: random.Random, content: Content, target: Target) -> str:
-    count = int(target.pick(4, 5, 6))
-    items = list(content.items(count))
-    shown = "shown" if rng.random() < 0.5 else "hidden"
-    read = reader(rng)
-    low, high = rng.choice([(2, 20), (5, 40), (10, 90)])
-    return fill(
-        _SOURCE,
-        doc=docstring(rng, "Hit an exact total with a subset of items.", "A subset-sum game."),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        items=literal(items),
-        cls=class_name(content, rng.choice(["Total", "Budget", "Sum", "Tally"])),
-        metadata=target.metadata(),
-        turns=int(target.pick(8, 8, 7)) + (2 if shown == "hidden" else 0),
-        low=low,
-        high=high,
-        size=int(target.pick(2, 3, 3)),
-        intro=_INTROS[shown],
-        read=read.lines,
-        apply=rng.choice(_APPLIES),
-        invalid=say(rng, '"Unknown item."', r'"Use \\boxed{add X}."'),
-        win=say(rng, '"Exact total reached!"', '"Target hit."', '"Done."'),
-        cap=rng.choice([0.9, 0.8, 0.7]),
-        note=rng.choice(_NOTES[shown]),
-    )
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
 
 
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     count = int(target.pick(4, 5, 6))
     items = list(content.items(count))
     shown = "shown" if rng.random() < 0.5 else "hidden"
+    slots = {} if kit else read_slots(rng)
     low, high = rng.choice([(2, 20), (5, 40), (10, 90)])
-    return fill(
-        _KIT_SOURCE,
+    slots |= dict(
         doc=docstring(rng, "Hit an exact total with a subset of items.", "A subset-sum game."),
         items=literal(items),
         cls=class_name(content, rng.choice(["Total", "Budget", "Sum", "Tally"])),
@@ -179,8 +161,11 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
         high=high,
         size=int(target.pick(2, 3, 3)),
         intro=_INTROS[shown],
-        values=rng.choice(_KIT_VALUES),
-        apply=rng.choice(_KIT_APPLIES),
+    )
+    if kit:
+        slots["values"] = rng.choice(_KIT_VALUES)
+    return slots | dict(
+        apply=rng.choice(_KIT_APPLIES if kit else _APPLIES),
         invalid=say(rng, '"Unknown item."', r'"Use \\boxed{add X}."'),
         win=say(rng, '"Exact total reached!"', '"Target hit."', '"Done."'),
         cap=rng.choice([0.9, 0.8, 0.7]),

@@ -13,9 +13,8 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
     literal,
-    reader,
+    read_slots,
     say,
 )
 
@@ -133,14 +132,25 @@ _KIT_CHECKS = (
 )
 
 
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
+
+
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     steps = int(target.pick(3, 4, 5))
     starts = [n for n in content.numbers if n < 1000][:3] or [rng.randint(2, 60) for _ in range(3)]
-    counters, check = rng.choice(_KIT_CHECKS)
+    slots = {} if kit else read_slots(rng)
+    counters, check = rng.choice(_KIT_CHECKS if kit else _CHECKS)
     moves_on = counters != "0"
-    return fill(
-        _KIT_SOURCE,
+    command = "command" if kit else "text"  # the name the check reads the command from
+    return slots | dict(
         doc=docstring(rng, "Step-by-step arithmetic with checks.", "A running-total chain."),
         cls=class_name(content, rng.choice(["Chain", "Steps", "Tally", "Count"])),
         metadata=target.metadata(),
@@ -153,7 +163,7 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
         moved_note=say(
             rng,
             'f"Noted. Next: {self.ops[self.done]}"',
-            "f\"{'Right' if command == str(self.answers[self.done - 1]) else 'Wrong'}. "
+            "f\"{'Right' if " + command + " == str(self.answers[self.done - 1]) else 'Wrong'}. "
             'Now {self.ops[self.done]}"',
         ),
         moved_score=f"{rng.choice([0.9, 0.8])} * self.right / {steps}",
@@ -163,50 +173,6 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
         top=int(target.pick(5, 9, 12)),
         intro=rng.choice(_INTROS),
         what=content.label(),
-        win=say(rng, '"All steps right!"', '"Chain complete."', '"Correct to the end."'),
-        right=say(
-            rng, 'f"Right. Next: {self.ops[self.done]}"', 'f"Yes. Now {self.ops[self.done]}."'
-        ),
-        wrong=say(rng, 'f"No. Redo: {self.ops[self.done]}"', '"Wrong, try again."'),
-        score=say(
-            rng, f"self.done / {steps + 1}", f"{rng.choice([0.9, 0.8])} * self.done / {steps}"
-        ),
-        answer=say(rng, r'f"\\boxed{{{n}}}"', r'"\\boxed{%d}" % n'),
-    )
-
-
-def build(rng: random.Random, content: Content, target: Target) -> str:
-    steps = int(target.pick(3, 4, 5))
-    starts = [n for n in content.numbers if n < 1000][:3] or [rng.randint(2, 60) for _ in range(3)]
-    read = reader(rng)
-    counters, check = rng.choice(_CHECKS)
-    moves_on = counters != "0"
-    return fill(
-        _SOURCE,
-        doc=docstring(rng, "Step-by-step arithmetic with checks.", "A running-total chain."),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        cls=class_name(content, rng.choice(["Chain", "Steps", "Tally", "Count"])),
-        metadata=target.metadata(),
-        turns=steps if moves_on else steps + int(target.pick(4, 3, 2)),
-        counters=counters,
-        check=check,
-        end_note=say(
-            rng, 'f"Done: {self.right} of $steps right."', 'f"Score {self.right}/$steps."'
-        ),
-        moved_note=say(
-            rng,
-            'f"Noted. Next: {self.ops[self.done]}"',
-            "f\"{'Right' if text == str(self.answers[self.done - 1]) else 'Wrong'}. "
-            'Now {self.ops[self.done]}"',
-        ),
-        moved_score=f"{rng.choice([0.9, 0.8])} * self.right / {steps}",
-        starts=literal(starts),
-        steps=steps,
-        pick=rng.choice(_PICKS),
-        top=int(target.pick(5, 9, 12)),
-        intro=rng.choice(_INTROS),
-        what=content.label(),
-        read=read.lines,
         win=say(rng, '"All steps right!"', '"Chain complete."', '"Correct to the end."'),
         right=say(
             rng, 'f"Right. Next: {self.ops[self.done]}"', 'f"Yes. Now {self.ops[self.done]}."'

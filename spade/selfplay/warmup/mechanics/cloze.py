@@ -13,9 +13,8 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
     literal,
-    reader,
+    read_slots,
     say,
 )
 
@@ -139,51 +138,31 @@ _KIT_STATES = (  # as `_STATES`, less the turn counter
 )
 
 
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
+
+
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     min_len = int(target.pick(6, 7, 8))
     clozes = _clozes(content, min_len)
     if len(clozes) < 2:
         clozes = _clozes(content, 6)
-    state, masked, score, reveal = rng.choice(_KIT_STATES)
-    return fill(
-        _KIT_SOURCE,
+    slots = {} if kit else read_slots(rng)
+    state, masked, score, reveal = rng.choice(_KIT_STATES if kit else _STATES)
+    return slots | dict(
         doc=docstring(rng, "Find a masked word from context.", "Hangman on a sentence."),
         clozes=literal(clozes),
         cls=class_name(content, rng.choice(["Cloze", "Blank", "Hangman", "Missing"])),
         metadata=target.metadata(),
         turns=int(target.pick(10, 9, 7)),
         intro=rng.choice(_INTROS),
-        win=say(rng, '"Correct!"', '"That is the word."', '"Solved!"'),
-        letter=rng.choice(_LETTERS),
-        state=state,
-        masked=masked,
-        score=score,
-        reveal=reveal,
-        hit_note=say(rng, "self._masked()", 'f"{self._masked()} ({guess!r} tried)"'),
-        miss_note=say(rng, '"Wrong word. " + self._masked()', 'f"No. {self._masked()}"'),
-        cap=rng.choice([0.9, 0.8, 0.6]),
-        answer=say(rng, r'f"\\boxed{{{self.word}}}"', r'"\\boxed{%s}" % self.word'),
-    )
-
-
-def build(rng: random.Random, content: Content, target: Target) -> str:
-    min_len = int(target.pick(6, 7, 8))
-    clozes = _clozes(content, min_len)
-    if len(clozes) < 2:
-        clozes = _clozes(content, 6)
-    read = reader(rng)
-    state, masked, score, reveal = rng.choice(_STATES)
-    return fill(
-        _SOURCE,
-        doc=docstring(rng, "Find a masked word from context.", "Hangman on a sentence."),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        clozes=literal(clozes),
-        cls=class_name(content, rng.choice(["Cloze", "Blank", "Hangman", "Missing"])),
-        metadata=target.metadata(),
-        turns=int(target.pick(10, 9, 7)),
-        intro=rng.choice(_INTROS),
-        read=read.lines,
         win=say(rng, '"Correct!"', '"That is the word."', '"Solved!"'),
         letter=rng.choice(_LETTERS),
         state=state,

@@ -13,8 +13,7 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
-    reader,
+    read_slots,
     say,
 )
 
@@ -131,17 +130,28 @@ _KIT_MOVES = (
 )
 
 
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
+
+
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     size = int(target.pick(4, 5, 6))
     up, down, left, right = rng.choice(_MOVE_SETS)
     thing = (content.items(1) or ("treasure",))[0]
-    state, feedback = rng.choice(_KIT_FEEDBACKS)
+    slots = {} if kit else read_slots(rng)
+    # A plain feedback comes with its reward (`score`); the kit's reward is drawn below.
+    state, feedback, *score = rng.choice(_KIT_FEEDBACKS if kit else _FEEDBACKS)
     manhattan = rng.random() < 0.6  # else the king-move distance: max of the two offsets
     goal, g0, g1 = rng.choice([("self.goal", "self.goal[0]", "self.goal[1]"),
                                ("self.gr, self.gc", "self.gr", "self.gc")])  # fmt: skip
-    return fill(
-        _KIT_SOURCE,
+    slots |= dict(
         doc=docstring(
             rng, "Find a hidden cell from distance feedback.", f"Search for the {thing}."
         ),
@@ -159,7 +169,7 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
         goal=goal,
         g0=g0,
         g1=g1,
-        move=rng.choice(_KIT_MOVES),
+        move=rng.choice(_KIT_MOVES if kit else _MOVES),
         state=state,
         intro=rng.choice(_INTROS),
         thing=thing,
@@ -170,59 +180,14 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
         distance_note=say(
             rng, 'f"At ({self.r}, {self.c}), distance {dist}."', 'f"{dist} steps away."'
         ),
-        progress=say(rng, "round($cap - $cap * dist / $span, 3)", "$cap * (1 - dist / $span)"),
-        cap=rng.choice([0.9, 0.8]),
-        u_word=f'"{up}"',
-        d_word=f'"{down}"',
-        l_word=f'"{left}"',
-        r_word=f'"{right}"',
-        down=rf'"\\boxed{{{down}}}"',
-        right=rf'"\\boxed{{{right}}}"',
     )
-
-
-def build(rng: random.Random, content: Content, target: Target) -> str:
-    size = int(target.pick(4, 5, 6))
-    up, down, left, right = rng.choice(_MOVE_SETS)
-    thing = (content.items(1) or ("treasure",))[0]
-    read = reader(rng)
-    state, feedback, score = rng.choice(_FEEDBACKS)
-    manhattan = rng.random() < 0.6  # else the king-move distance: max of the two offsets
-    goal, g0, g1 = rng.choice([("self.goal", "self.goal[0]", "self.goal[1]"),
-                               ("self.gr, self.gc", "self.gr", "self.gc")])  # fmt: skip
-    return fill(
-        _SOURCE,
-        doc=docstring(
-            rng, "Find a hidden cell from distance feedback.", f"Search for the {thing}."
-        ),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        cls=class_name(content, rng.choice(["Grid", "Walk", "Map", "Trail"])),
-        metadata=target.metadata(),
-        turns=2 * size + int(target.pick(4, 2, 0)),
-        size=size,
-        last=size - 1,
-        span=2 * size - 2 if manhattan else size - 1,
-        dist=(
-            f"abs(self.r - {g0}) + abs(self.c - {g1})"
-            if manhattan
-            else f"max(abs(self.r - {g0}), abs(self.c - {g1}))"
-        ),  # fmt: skip
-        goal=goal,
-        g0=g0,
-        g1=g1,
-        move=rng.choice(_MOVES),
-        state=state,
-        intro=rng.choice(_INTROS),
-        thing=thing,
-        u=up,
-        moves_list="|".join([up, down, left, right]),
-        read=read.lines,
-        win=say(rng, '"Found it!"', f'"You reached the {thing}!"'),
-        feedback=feedback,
-        distance_note=say(
-            rng, 'f"At ({self.r}, {self.c}), distance {dist}."', 'f"{dist} steps away."'
-        ),
-        score=score,
+    if kit:
+        slots["progress"] = say(
+            rng, "round($cap - $cap * dist / $span, 3)", "$cap * (1 - dist / $span)"
+        )
+    else:
+        slots["score"] = score[0]
+    return slots | dict(
         cap=rng.choice([0.9, 0.8]),
         u_word=f'"{up}"',
         d_word=f'"{down}"',

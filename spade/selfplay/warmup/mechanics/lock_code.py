@@ -13,9 +13,8 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
     literal,
-    reader,
+    read_slots,
     say,
 )
 
@@ -116,17 +115,27 @@ _KIT_FEEDBACK = (
 )
 
 
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
+
+
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     words = list(content.items(int(target.pick(4, 5, 6))))
     size = int(target.pick(3, 3, 4))
     repeats = rng.random() < 0.4
     draw = (
         f"[rng.choice(WORDS) for _ in range({size})]" if repeats else f"rng.sample(WORDS, {size})"
     )
+    slots = {} if kit else read_slots(rng)
     how = rng.choice(_HOWS).replace("$slots", " ".join(["word"] * size))
-    return fill(
-        _KIT_SOURCE,
+    return slots | dict(
         doc=docstring(rng, "Deduce a hidden word sequence.", "Mastermind with words."),
         words=literal(words),
         cls=class_name(content, rng.choice(["Lock", "Code", "Combo", "Sequence"])),
@@ -137,35 +146,7 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
         size=size,
         win=say(rng, '"Unlocked!"', '"Solved!"', '"That is the code."'),
         invalid=say(rng, f'"Send exactly {size} words."', '"Wrong number of words."'),
-        feedback=rng.choice(_KIT_FEEDBACK),
-        cap=rng.choice([0.9, 0.8, 0.75]),
-    )
-
-
-def build(rng: random.Random, content: Content, target: Target) -> str:
-    words = list(content.items(int(target.pick(4, 5, 6))))
-    size = int(target.pick(3, 3, 4))
-    repeats = rng.random() < 0.4
-    draw = (
-        f"[rng.choice(WORDS) for _ in range({size})]" if repeats else f"rng.sample(WORDS, {size})"
-    )
-    read = reader(rng)
-    how = rng.choice(_HOWS).replace("$slots", " ".join(["word"] * size))
-    return fill(
-        _SOURCE,
-        doc=docstring(rng, "Deduce a hidden word sequence.", "Mastermind with words."),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        words=literal(words),
-        cls=class_name(content, rng.choice(["Lock", "Code", "Combo", "Sequence"])),
-        metadata=target.metadata(),
-        turns=int(target.pick(10, 9, 10)),
-        draw=draw,
-        intro=rng.choice(_INTROS).replace("$how", how),
-        read=read.lines,
-        size=size,
-        win=say(rng, '"Unlocked!"', '"Solved!"', '"That is the code."'),
-        invalid=say(rng, f'"Send exactly {size} words."', '"Wrong number of words."'),
-        feedback=rng.choice(_FEEDBACK),
+        feedback=rng.choice(_KIT_FEEDBACK if kit else _FEEDBACK),
         cap=rng.choice([0.9, 0.8, 0.75]),
     )
 

@@ -13,9 +13,8 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
     literal,
-    reader,
+    read_slots,
     say,
 )
 
@@ -159,23 +158,35 @@ _KIT_CLOSE = (
 )
 
 
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
+
+
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     span = int(target.pick(rng.choice([31, 50, 63]), rng.choice([127, 200, 255]),
                            rng.choice([500, 1000, 1023])))  # fmt: skip
     turns = span.bit_length() + int(target.pick(4, 2, 1))
     anchors = list(content.numbers[:3])
-    inline = rng.random() < 0.6  # the document's numbers in setup() or as a module constant
+    inline = rng.random() < 0.6  # the numbers in reset()/setup() or as a module constant
     if anchors:
         low = f"rng.choice({literal(anchors)})" if inline else "rng.choice(ANCHORS)"
     else:
         low = f"rng.randint(1, {span * 4})"
     bounds = rng.random() < 0.5
-    setup, compare, score, (lo, hi) = _KIT_BOUNDS if bounds else _KIT_CLOSE
+    interval, close = (_KIT_BOUNDS, _KIT_CLOSE) if kit else (_BOUNDS, _CLOSE)
+    setup, compare, score, (lo, hi) = interval if bounds else close
     first, last = ("self.lo", "self.hi") if bounds else ("*self.range", "")
+    slots = {} if kit else read_slots(rng)
     what = say(rng, "number", "value", "year", "count")
     low_note, high_note = rng.choice(_NOTES)
-    values = {
+    slots |= {
         "theme": content.label(), "what": what, "span": span, "turns": turns, "low": low,
         "cap": rng.choice([0.9, 0.8, 0.95]), "low_note": low_note, "high_note": high_note,
         "win": say(rng, '"Correct!"', '"You found it!"', '"Exactly right."'),
@@ -188,63 +199,15 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
             "lo, hi, moves = $first, $last, []", "(lo, hi), moves = self.range, []"
         )
         solve = solve.replace("$first, $last", "self.range")
-    return fill(
-        _KIT_SOURCE,
-        **values,
+    consts = f"ANCHORS = {literal(anchors)}" if anchors and not inline else ""
+    return slots | dict(
         doc=docstring(rng, "Higher/lower search.", f"Guess a hidden {what}."),
-        consts=f"ANCHORS = {literal(anchors)}\n\n" if anchors and not inline else "",
+        # The plain template puts the constant below its imports, the kit's above its class.
+        consts=consts and (f"{consts}\n\n" if kit else f"\n{consts}\n"),
         cls=class_name(content, rng.choice(["Guess", "Search", "Number", "Hunt"])),
         metadata=target.metadata(),
         setup=setup,
         intro=rng.choice(_INTROS).replace("$lo", lo).replace("$hi", hi),
-        compare=compare,
-        score=score,
-        solve=solve,
-        first=first,
-        last=last,
-    )
-
-
-def build(rng: random.Random, content: Content, target: Target) -> str:
-    span = int(target.pick(rng.choice([31, 50, 63]), rng.choice([127, 200, 255]),
-                           rng.choice([500, 1000, 1023])))  # fmt: skip
-    turns = span.bit_length() + int(target.pick(4, 2, 1))
-    anchors = list(content.numbers[:3])
-    inline = rng.random() < 0.6  # the document's numbers in reset() or as a module constant
-    if anchors:
-        low = f"rng.choice({literal(anchors)})" if inline else "rng.choice(ANCHORS)"
-    else:
-        low = f"rng.randint(1, {span * 4})"
-    bounds = rng.random() < 0.5
-    setup, compare, score, (lo, hi) = _BOUNDS if bounds else _CLOSE
-    first, last = ("self.lo", "self.hi") if bounds else ("*self.range", "")
-    read = reader(rng)
-    what = say(rng, "number", "value", "year", "count")
-    low_note, high_note = rng.choice(_NOTES)
-    values = {
-        "theme": content.label(), "what": what, "span": span, "turns": turns, "low": low,
-        "cap": rng.choice([0.9, 0.8, 0.95]), "low_note": low_note, "high_note": high_note,
-        "win": say(rng, '"Correct!"', '"You found it!"', '"Exactly right."'),
-        "invalid": say(rng, r'"Send one integer as \\boxed{N}."', r'"Use \\boxed{N}."',
-                       '"Invalid guess."'),
-    }  # fmt: skip
-    solve = rng.choice(_SOLVES)
-    if not bounds:  # the range tuple unpacks into both names
-        solve = solve.replace(
-            "lo, hi, moves = $first, $last, []", "(lo, hi), moves = self.range, []"
-        )
-        solve = solve.replace("$first, $last", "self.range")
-    return fill(
-        _SOURCE,
-        **values,
-        doc=docstring(rng, "Higher/lower search.", f"Guess a hidden {what}."),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        consts=f"\nANCHORS = {literal(anchors)}\n" if anchors and not inline else "",
-        cls=class_name(content, rng.choice(["Guess", "Search", "Number", "Hunt"])),
-        metadata=target.metadata(),
-        setup=setup,
-        intro=rng.choice(_INTROS).replace("$lo", lo).replace("$hi", hi),
-        read=read.lines,
         compare=compare,
         score=score,
         solve=solve,

@@ -15,9 +15,8 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
     literal,
-    reader,
+    read_slots,
     say,
 )
 
@@ -137,46 +136,26 @@ _KIT_SWAPS = (
 
 
 def build(rng: random.Random, content: Content, target: Target) -> str:
-    count = int(target.pick(4, 5, 5))
-    numbers = [n for n in content.numbers if n < 100_000]
-    orders = ["alphabetical", "hidden"] + (["numeric"] if len(numbers) >= count else [])
-    order = rng.choice(orders)
-    items = numbers[: count + 1] if order == "numeric" else list(content.items(count + 1, 7))
-    read = reader(rng)
-    feedback = rng.choice(_FEEDBACKS["hidden" if order == "hidden" else "visible"])
-    swaps = count - 1 if order == "hidden" else 0  # a hidden order costs turns to discover
-    return fill(
-        _SOURCE,
-        doc=docstring(rng, f"Order items into {_RULES[order]} by swaps.", "A sorting puzzle."),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        items=literal(items),
-        cls=class_name(content, rng.choice(["Order", "Sort", "Arrange", "Swap"])),
-        metadata=target.metadata(),
-        turns=count - 1 + swaps + int(target.pick(4, 3, 2)),
-        goal=_GOALS[order],
-        count=count,
-        intro=rng.choice(_INTROS),
-        rule=_RULES[order],
-        read=read.lines,
-        swap=rng.choice(_SWAPS),
-        solve=rng.choice(_SOLVES),
-        win=say(rng, '"Sorted!"', '"All in order."', '"Done: correct order."'),
-        feedback=feedback,
-        score=say(rng, f"{rng.choice([0.9, 0.8])} * right / {count}", f"right / {count + 1}"),
-    )
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
 
 
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     count = int(target.pick(4, 5, 5))
     numbers = [n for n in content.numbers if n < 100_000]
     orders = ["alphabetical", "hidden"] + (["numeric"] if len(numbers) >= count else [])
     order = rng.choice(orders)
     items = numbers[: count + 1] if order == "numeric" else list(content.items(count + 1, 7))
+    slots = {} if kit else read_slots(rng)
     feedback = rng.choice(_FEEDBACKS["hidden" if order == "hidden" else "visible"])
     swaps = count - 1 if order == "hidden" else 0  # a hidden order costs turns to discover
-    return fill(
-        _KIT_SOURCE,
+    slots |= dict(
         doc=docstring(rng, f"Order items into {_RULES[order]} by swaps.", "A sorting puzzle."),
         items=literal(items),
         cls=class_name(content, rng.choice(["Order", "Sort", "Arrange", "Swap"])),
@@ -186,9 +165,12 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
         count=count,
         intro=rng.choice(_INTROS),
         rule=_RULES[order],
-        swap=rng.choice(_KIT_SWAPS),
+        swap=rng.choice(_KIT_SWAPS if kit else _SWAPS),
         solve=rng.choice(_SOLVES),
-        invalid=say(rng, r'"Send \\boxed{swap i j}."', '"Invalid swap."'),
+    )
+    if kit:
+        slots["invalid"] = say(rng, r'"Send \\boxed{swap i j}."', '"Invalid swap."')
+    return slots | dict(
         win=say(rng, '"Sorted!"', '"All in order."', '"Done: correct order."'),
         feedback=feedback,
         score=say(rng, f"{rng.choice([0.9, 0.8])} * right / {count}", f"right / {count + 1}"),

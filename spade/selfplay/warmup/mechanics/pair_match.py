@@ -13,9 +13,8 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
     literal,
-    reader,
+    read_slots,
     say,
 )
 
@@ -139,12 +138,22 @@ _KIT_FLIPS = (
 )
 
 
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
+
+
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     pairs = int(target.pick(3, 4, 5))
     terms = list(content.items(pairs + 2))
-    return fill(
-        _KIT_SOURCE,
+    slots = {} if kit else read_slots(rng)
+    return slots | dict(
         doc=docstring(rng, "Find matching pairs of cards.", "A memory game."),
         terms=literal(terms),
         cls=class_name(content, rng.choice(["Pairs", "Memory", "Match", "Cards"])),
@@ -154,37 +163,7 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
         cards=2 * pairs,
         last=2 * pairs - 1,
         intro=rng.choice(_INTROS),
-        flip=rng.choice(_KIT_FLIPS),
-        deal=rng.choice(_DEALS),
-        solve=rng.choice(_SOLVES),
-        invalid=say(rng, r'"Send \\boxed{i j}."', '"Invalid flip."'),
-        win=say(rng, '"All pairs found!"', '"Board cleared!"', '"You matched them all."'),
-        score=say(
-            rng,
-            f"len(self.found) / {2 * pairs}",
-            f"{rng.choice([0.9, 0.8])} * len(self.found) / {2 * pairs}",
-        ),
-    )
-
-
-def build(rng: random.Random, content: Content, target: Target) -> str:
-    pairs = int(target.pick(3, 4, 5))
-    terms = list(content.items(pairs + 2))
-    read = reader(rng)
-    return fill(
-        _SOURCE,
-        doc=docstring(rng, "Find matching pairs of cards.", "A memory game."),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        terms=literal(terms),
-        cls=class_name(content, rng.choice(["Pairs", "Memory", "Match", "Cards"])),
-        metadata=target.metadata(),
-        turns=2 * pairs + int(target.pick(4, 3, 2)),
-        pairs=pairs,
-        cards=2 * pairs,
-        last=2 * pairs - 1,
-        intro=rng.choice(_INTROS),
-        read=read.lines,
-        flip=rng.choice(_FLIPS),
+        flip=rng.choice(_KIT_FLIPS if kit else _FLIPS),
         deal=rng.choice(_DEALS),
         solve=rng.choice(_SOLVES),
         invalid=say(rng, r'"Send \\boxed{i j}."', '"Invalid flip."'),

@@ -13,9 +13,8 @@ from spade.selfplay.warmup.mechanics._parts import (
     class_name,
     docstring,
     fill,
-    imports,
     literal,
-    reader,
+    read_slots,
     say,
 )
 
@@ -134,47 +133,32 @@ _KIT_BEST = (
 )
 
 
+def build(rng: random.Random, content: Content, target: Target) -> str:
+    return fill(_SOURCE, **_slots(rng, content, target, kit=False))
+
+
 def build_kit(rng: random.Random, content: Content, target: Target) -> str:
     """The same env as `build` on the text-env scaffold: the design only."""
+    return fill(_KIT_SOURCE, **_slots(rng, content, target, kit=True))
+
+
+def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
+    """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
+    from `rng` keep their order, so a seed still gives the same env."""
     count = int(target.pick(5, 7, 9))
     pool = [t for t in content.terms if 4 <= len(t) <= 8]
-    state, marks, score = rng.choice([_KIT_KNOWN, _KIT_BEST])
-    return fill(
-        _KIT_SOURCE,
+    slots = {} if kit else read_slots(rng)
+    state, marks, score = rng.choice([_KIT_KNOWN, _KIT_BEST] if kit else [_KNOWN, _BEST])
+    # The plain env draws its intro here, the kit with the other slots below.
+    intro = None if kit else rng.choice(_INTROS)
+    return slots | dict(
         doc=docstring(rng, "Deduce a hidden word from letter feedback.", "A word-guessing game."),
         words=literal(pool[:count]),
         cls=class_name(content, rng.choice(["Word", "Letters", "Wordle", "Term"])),
         metadata=target.metadata(),
         turns=int(target.pick(8, 7, 6)),
         state=state,
-        intro=rng.choice(_INTROS),
-        win=say(rng, '"Correct!"', '"You found the word!"', '"Solved."'),
-        invalid=say(rng, 'f"Use {len(self.word)} letters."', '"Wrong length."'),
-        marks=marks,
-        mark=rng.choice(_MARKS),
-        score=score,
-        cap=rng.choice([0.9, 0.8, 0.7]),
-    )
-
-
-def build(rng: random.Random, content: Content, target: Target) -> str:
-    count = int(target.pick(5, 7, 9))
-    pool = [t for t in content.terms if 4 <= len(t) <= 8]
-    words = pool[:count]
-    read = reader(rng)
-    state, marks, score = rng.choice([_KNOWN, _BEST])
-    intro = rng.choice(_INTROS)
-    return fill(
-        _SOURCE,
-        doc=docstring(rng, "Deduce a hidden word from letter feedback.", "A word-guessing game."),
-        imports=imports("random", *(["re"] if read.imports_re else [])),
-        words=literal(words),
-        cls=class_name(content, rng.choice(["Word", "Letters", "Wordle", "Term"])),
-        metadata=target.metadata(),
-        turns=int(target.pick(8, 7, 6)),
-        state=state,
-        intro=intro,
-        read=read.lines,
+        intro=intro or rng.choice(_INTROS),
         win=say(rng, '"Correct!"', '"You found the word!"', '"Solved."'),
         invalid=say(rng, 'f"Use {len(self.word)} letters."', '"Wrong length."'),
         marks=marks,
