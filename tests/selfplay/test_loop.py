@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import torch
 
-from spade.cli.train import update_summary
+from spade.cli.train import freeze_accepted, update_summary
+from spade.envs.scaffold import PRELUDE, design_part
 from spade.models.chat_template import end_of_turn_id, render_prompt
 from spade.models.policy import Completion
 from spade.rl import learner as learner_module
@@ -32,7 +33,8 @@ from spade.selfplay.diversity import find_near_duplicate
 from spade.selfplay.loop import SelfPlayRun, designer_samples, known_designs
 from spade.selfplay.memory import EnvMemory
 from spade.selfplay.rewards import SkillEMA
-from spade.suites import freeze_suite
+from spade.suites import freeze_suite, verify_suite
+from tests.envs.test_scaffold import DESIGN as PATH_DESIGN
 
 ENV_SOURCE = (
     Path(__file__).resolve().parents[2] / "envs_snapshots/spade-seed/1.0.0/envs/hidden_number.py"
@@ -77,6 +79,7 @@ class StandInDesigner:
     training samples are built as for a real reply."""
 
     designer_prompts: list[str] = []  # every designer prompt's text, for the ablation tests
+    sources = [LENGTH_ENV, ENV_SOURCE]
 
     def __init__(self, policy_responder: Responder, tokenizer: Any) -> None:
         self.policy = policy_responder
@@ -97,7 +100,7 @@ class StandInDesigner:
             if request.phase == "designer":
                 text = "\n".join(str(m["content"]) for m in request.messages)
                 StandInDesigner.designer_prompts.append(text)
-                sources = [LENGTH_ENV, ENV_SOURCE][: request.n]
+                sources = self.sources[: request.n]
                 answers[index] = [self.fixed(request, f"```python\n{source}```")
                                   for source in sources]  # fmt: skip
             elif request.phase == "hint":
@@ -406,3 +409,68 @@ def test_a_design_that_repeats_a_known_warm_start_env_is_rejected(tmp_path: Path
     assert duplicate is not None and duplicate.of == name
     with pytest.raises(ConfigError, match="designer.known_designs"):
         known_designs(str(tmp_path / "missing.jsonl"))
+
+
+# A second scaffolded design, unlike PATH_DESIGN in structure (not a near-duplicate of it).
+TALLY_DESIGN = """\
+class TallyEnv(TextScaffold):
+    metadata = {"kind": "game", "skill": "arithmetic", "difficulty": "easy"}
+    max_turns = 5
+
+    def setup(self, rng):
+        self.goal = rng.randint(6, 12)
+        self.total = 0
+        return f"Reach exactly {self.goal} by adding 1, 2 or 3 per turn: \\\\boxed{{2}}."
+
+    def act(self, command):
+        step = int(command)
+        if step not in (1, 2, 3):
+            return "Add 1, 2 or 3.", None
+        self.total += step
+        if self.total > self.goal:
+            self.total = 0
+            return "Too far: back to 0.", 0.0
+        return f"Total {self.total}.", self.total / self.goal
+
+    def solution(self):
+        rest = ["\\\\boxed{%d}" % (self.goal % 3)] if self.goal % 3 else []
+        return ["\\\\boxed{3}"] * (self.goal // 3) + rest
+"""
+
+
+class ScaffoldedDesigner(StandInDesigner):
+    """Replies with two designs on the text-env scaffold (each a subclass only)."""
+
+    sources = [PATH_DESIGN, TALLY_DESIGN]
+
+
+class ScaffoldedRun(SelfPlayRun):
+    def responder(self, step: int) -> Responder:
+        return ScaffoldedDesigner(super().responder(step), self.learner.tokenizer)
+
+
+def test_a_scaffolded_designers_envs_are_played_remembered_and_frozen_whole(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """The loop assembles a scaffolded reply into a whole env: that is what the agent plays,
+    the memory keeps and the frozen suite holds (and verifies), while the designer's sample
+    is its reply as written."""
+    overrides = {"corpus.source": None, "designer.scaffold": "text", "designer.kinds": ["game"],
+                 "freeze_at_end": True}  # fmt: skip
+    config = load_config(None, tiny_config(tiny_model_dir, **overrides))
+    run = ScaffoldedRun(config, tmp_path / "run")
+    run.start()
+    metrics = run.iteration()
+    assert metrics["designer/valid"] == 2 and metrics["envs/played"] == 2
+    memory = EnvMemory.load(tmp_path / "run")
+    assert sorted(design_part(e.source) for e in memory) == sorted(ScaffoldedDesigner.sources)
+    assert all(e.source.startswith(PRELUDE) for e in memory)
+    designs = [
+        json.loads(line) for line in (tmp_path / "run/designs.jsonl").read_text().splitlines()
+    ]
+    assert all(d["code"].startswith(PRELUDE) and "TextScaffold" in d["reply"] for d in designs)
+    assert all("class TextScaffold" not in d["reply"] for d in designs)
+    frozen = freeze_accepted(run)
+    assert frozen is not None
+    report = verify_suite(frozen.split(" ")[0], root=tmp_path / "run/suites")
+    assert report.ok, report
