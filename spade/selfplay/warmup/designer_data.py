@@ -267,14 +267,14 @@ def _make_env(
     if source is None:
         return None
     stats.validated += 1
-    report = validate_source(assemble(source, config.scaffold), "env.py", seeds=config.check_seeds,
-                             config=sandbox, deadline_s=30.0)  # fmt: skip
+    env_source = assemble(source, config.scaffold)  # what the loop would validate and play
+    report = validate_source(env_source, "env.py", seeds=config.check_seeds, config=sandbox,
+                             deadline_s=30.0)  # fmt: skip
     if not report.valid:
         stats.invalid += 1
         stats.failures.append(f"{mechanic.name}: {report.failed()[0].name}")
         return None
-    hint = _clean_hint(mechanic, assemble(source, config.scaffold), rng, sandbox,
-                       config.check_seeds)  # fmt: skip
+    hint = _clean_hint(mechanic, env_source, rng, sandbox, config.check_seeds)
     if hint is None:
         stats.no_clean_hint += 1
         return None
