@@ -1,19 +1,22 @@
-"""Warm-start (SFT) training speed: precision and gradient checkpointing, side by side.
+"""Warm-start (SFT) training speed: spade's loss against TRL's, precision, micro-batch size.
 
-Run: python benchmarks/perf/sft_speed.py [--model smollm2-135m] [--examples 12] [--steps 3]
-     [--arms fp32+ckpt,fp32,bf16] [--json]
+Run: python benchmarks/perf/sft_speed.py [--model smollm2-135m] [--steps 3] [--lora]
+     [--arms trl-bf16-b4,fp32-b4,bf16-b4,bf16-b1] [--json]
 
-Times `spade.rl.sft.build_trainer`'s TRL SFTTrainer (LoRA r32, as configs/learning/) on the
-same designer warm-start examples (built by `build_designer_data` from the default corpus, the
-loop's prompt shape: ~1,300 tokens each, ~450 of them learned) in each arm:
-- `fp32+ckpt`: float32 with gradient checkpointing (what TRL does unless told otherwise, and
-  what the warm start ran before `SftConfig.precision` / `gradient_checkpointing`);
-- `fp32`: float32 without checkpointing;
-- `bf16`: bf16 autocast (weights and optimizer state float32), without checkpointing.
-Each arm runs `--steps` optimizer steps of 4 sequences after one untimed step (allocation,
-oneDNN kernel selection); the figure is sequence tokens (prompt and reply, padding excluded)
-per second. Ratios are against `fp32+ckpt` measured in the same run. Run it with nothing else
-on the cores: both speeds move with the load.
+Times `spade.rl.sft.build_trainer`'s TRL SFTTrainer (full fine-tuning, as the warm starts in
+configs/learning/ run; `--lora`: LoRA r32) on the same designer warm-start examples (built by
+`build_designer_data` from the default corpus, the loop's prompt shape: ~1,300 tokens each,
+~450 of them learned), 4 sequences per optimizer step in every arm:
+- `trl-bf16-b4`: the reference, TRL's own loss (its fused LM head, which off Triton devices
+  projects every position onto the vocabulary), bf16, micro-batches of 4 padded sequences;
+- `fp32-b4`, `bf16-b4`: spade's loss (only the learned positions reach the LM head), float32
+  or bf16 autocast (weights and optimizer state float32), micro-batches of 4;
+- `bf16-b1`: as `bf16-b4` with one sequence per micro-batch (4 accumulated): no padding, so
+  attention needs no mask (what `SftConfig` defaults to).
+Each arm runs `--steps` optimizer steps after one untimed step (allocation, oneDNN kernel
+selection); the figure is sequence tokens (prompt and reply, padding excluded) per second.
+Ratios are against `trl-bf16-b4` measured in the same run. Run it with nothing else on the
+cores: every speed moves with the load.
 """
 
 from __future__ import annotations
@@ -26,11 +29,14 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-ARMS = {
-    "fp32+ckpt": {"precision": "fp32", "gradient_checkpointing": True},
-    "fp32": {"precision": "fp32", "gradient_checkpointing": False},
-    "bf16": {"precision": "bf16", "gradient_checkpointing": False},
+ARMS: dict[str, dict[str, Any]] = {
+    "trl-bf16-b4": {"stock_loss": True, "precision": "bf16", "batch": 4},
+    "fp32-b4": {"precision": "fp32", "batch": 4},
+    "bf16-b4": {"precision": "bf16", "batch": 4},
+    "bf16-b1": {"precision": "bf16", "batch": 1},
 }
+REFERENCE = "trl-bf16-b4"
+SEQUENCES_PER_STEP = 4
 
 
 def examples(model_dir: Path, count: int) -> list[Any]:
@@ -49,15 +55,18 @@ def examples(model_dir: Path, count: int) -> list[Any]:
             for d in designs]  # fmt: skip
 
 
-def time_arm(model_dir: Path, data: list[Any], arm: str, steps: int) -> dict[str, Any]:
+def time_arm(model_dir: Path, data: list[Any], arm: str, steps: int, lora: bool) -> dict[str, Any]:
     from transformers import TrainerCallback
 
     from spade.rl.sft import SftConfig, build_trainer
 
-    batch = 4
-    config = SftConfig(epochs=1, lr=3e-4, batch_size=batch, grad_accum=1, lora=True, lora_r=32,
-                       lora_alpha=64, save_steps=10_000, **ARMS[arm])  # fmt: skip
-    chosen = data[: batch * (steps + 1)]
+    settings = dict(ARMS[arm])
+    stock_loss = bool(settings.pop("stock_loss", False))
+    batch = settings.pop("batch")
+    config = SftConfig(epochs=1, lr=3e-4 if lora else 1e-4, batch_size=batch,
+                       grad_accum=SEQUENCES_PER_STEP // batch, lora=lora, lora_r=32,
+                       lora_alpha=64, save_steps=10_000, **settings)  # fmt: skip
+    chosen = data[: SEQUENCES_PER_STEP * (steps + 1)]
     starts: list[float] = []
 
     class Clock(TrainerCallback):  # type: ignore[misc]
@@ -68,10 +77,10 @@ def time_arm(model_dir: Path, data: list[Any], arm: str, steps: int) -> dict[str
             starts.append(time.perf_counter())
 
     with TemporaryDirectory() as out:
-        trainer, _, _ = build_trainer(model_dir, chosen, config, Path(out))
+        trainer, _, _ = build_trainer(model_dir, chosen, config, Path(out), stock_loss=stock_loss)
         trainer.add_callback(Clock())
         trainer.train()
-    timed = chosen[batch:]  # the first step is the untimed warm-up
+    timed = chosen[SEQUENCES_PER_STEP:]  # the first step is the untimed warm-up
     seconds = starts[-1] - starts[1]
     tokens = sum(len(e.input_ids) for e in timed)
     return {"arm": arm, "steps": steps, "tokens": tokens, "seconds": round(seconds, 1),
@@ -83,6 +92,7 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--steps", type=int, default=3, help="timed optimizer steps per arm")
     parser.add_argument("--arms", default=",".join(ARMS), help=f"comma list of {list(ARMS)}")
+    parser.add_argument("--lora", action="store_true", help="LoRA r32 instead of full fine-tuning")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args()
     from spade.models.builtin import BUILTIN_MODELS, builtin_model_dir
@@ -94,14 +104,18 @@ def main() -> None:
         parser.error(f"unknown arm(s) {unknown}; choose from {list(ARMS)}")
     model = args.model
     model_dir = builtin_model_dir(model) if model in BUILTIN_MODELS else Path(model)
-    data = examples(model_dir, 4 * (args.steps + 1))
-    rows = [time_arm(model_dir, data, arm, args.steps) for arm in arms]
-    base = next((r["tok_per_s"] for r in rows if r["arm"] == "fp32+ckpt"), None)
-    print(f"\nSFT speed, {model}, LoRA r32, batch 4 (native bf16 here: {native_bf16()})")
-    print(f"{'arm':<10} {'tokens':>7} {'seconds':>8} {'tok/s':>7} {'ratio':>6}")
+    data = examples(model_dir, SEQUENCES_PER_STEP * (args.steps + 1))
+    rows = [time_arm(model_dir, data, arm, args.steps, args.lora) for arm in arms]
+    base = next((r["tok_per_s"] for r in rows if r["arm"] == REFERENCE), None)
+    weights = "LoRA r32" if args.lora else "full fine-tuning"
+    print(
+        f"\nSFT speed, {model}, {weights}, {SEQUENCES_PER_STEP} sequences a step "
+        f"(native bf16 here: {native_bf16()})"
+    )
+    print(f"{'arm':<12} {'tokens':>7} {'seconds':>8} {'tok/s':>7} {'ratio':>6}")
     for row in rows:
         ratio = f"{row['tok_per_s'] / base:.2f}" if base else "-"
-        print(f"{row['arm']:<10} {row['tokens']:>7} {row['seconds']:>8} "
+        print(f"{row['arm']:<12} {row['tokens']:>7} {row['seconds']:>8} "
               f"{row['tok_per_s']:>7} {ratio:>6}")  # fmt: skip
     if args.json:
         print(json.dumps(rows))

@@ -59,8 +59,10 @@ class SftConfig:
     """Passes over the examples."""
     lr: float = 5e-5
     """AdamW learning rate (full fine-tune); LoRA takes ~10x more."""
-    batch_size: int = 4
-    grad_accum: int = 2
+    batch_size: int = 1
+    """Sequences per micro-batch. One: no padding, so attention needs no mask and takes
+    the CPU's fast causal kernel (1.45x the tokens/s of 4 padded sequences on 2 cores)."""
+    grad_accum: int = 8
     """Micro-batches per optimizer step."""
     max_length: int = 2048
     """Longer sequences are cut (from the right: the early turns of an episode are kept)."""
@@ -124,10 +126,16 @@ def train_sft(
 
 
 def build_trainer(
-    model: str | Path, examples: Sequence[SftExample], config: SftConfig, out: Path
+    model: str | Path,
+    examples: Sequence[SftExample],
+    config: SftConfig,
+    out: Path,
+    *,
+    stock_loss: bool = False,
 ) -> tuple[Any, Any, int]:
     """TRL's SFTTrainer over the examples (labels: -100 wherever the mask is 0), its
-    tokenizer, and the number of examples kept."""
+    tokenizer, and the number of examples kept. `stock_loss`: TRL's own loss (its fused LM
+    head over every position), the reference benchmarks/perf/sft_speed.py times against."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -178,7 +186,8 @@ def build_trainer(
 
         peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha,
                                  target_modules="all-linear", task_type="CAUSAL_LM")  # fmt: skip
-    trainer = SFTTrainer(
+    trainer_class = SFTTrainer if stock_loss else _learned_tokens_trainer(SFTTrainer)
+    trainer = trainer_class(
         model=AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32),
         args=args,
         train_dataset=Dataset.from_list(rows),
@@ -186,6 +195,54 @@ def build_trainer(
         peft_config=peft_config,
     )
     return trainer, tokenizer, len(rows)
+
+
+def _learned_tokens_trainer(base: type) -> type:
+    """`base` (TRL's SFTTrainer) with a loss that projects only the learned positions onto the
+    vocabulary.
+
+    Off Triton devices, TRL's fused LM head scores every position (it keeps tile shapes fixed
+    for compilers), so on the CPU a designer example's ~850 prompt tokens pay the 49k-wide
+    projection and log-softmax, forward and backward, for nothing: the stock trainer ran at a
+    third of this loss's tokens/s (benchmarks/perf/sft_speed.py). The loss is TRL's (summed
+    log-probabilities of the learned tokens over `num_items_in_batch`); the logged token
+    accuracy is over the learned tokens, as TRL's is (TRL's entropy, a full-vocabulary
+    exponential per learned token, is not logged: it cost 5% of a step)."""
+    import torch
+
+    class LearnedTokensSFTTrainer(base):  # type: ignore[misc, valid-type]
+        def compute_loss(
+            self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+            num_items_in_batch: Any = None,
+        ) -> Any:  # fmt: skip
+            causal = model.get_base_model() if hasattr(model, "get_base_model") else model
+            body = {k: v for k, v in inputs.items() if k in ("input_ids", "attention_mask",
+                                                              "position_ids")}  # fmt: skip
+            # Autocast here, not only around `model.forward` (where accelerate puts it): this
+            # loss calls the decoder and the head itself.
+            device = inputs["input_ids"].device.type
+            with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=self.args.bf16):
+                hidden = causal.get_decoder()(**body, use_cache=False).last_hidden_state[:, :-1]
+                targets = inputs["labels"][:, 1:]
+                learned = targets != -100
+                logits = causal.get_output_embeddings()(hidden[learned]).float()
+            logp = torch.log_softmax(logits, dim=-1)
+            picked = logp.gather(1, targets[learned][:, None]).squeeze(1)
+            count = learned.sum()
+            denom = count.clamp(min=1) if num_items_in_batch is None else num_items_in_batch
+            # A micro-batch with nothing to learn still returns a loss connected to the weights.
+            loss = -picked.sum() / denom + 0.0 * hidden.sum()
+            self._record(logp.detach(), targets[learned], int(count))
+            return (loss, None) if return_outputs else loss
+
+        def _record(self, logp: Any, targets: Any, count: int) -> None:
+            if count == 0:
+                return
+            mode = "train" if self.model.training else "eval"
+            hits = (logp.argmax(dim=-1) == targets).sum().item()
+            self._metrics[mode]["mean_token_accuracy"].append(hits / count)
+
+    return LearnedTokensSFTTrainer
 
 
 def _last_checkpoint(root: Path) -> Path | None:

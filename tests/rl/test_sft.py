@@ -115,3 +115,56 @@ def test_auto_precision_is_bf16_only_where_it_is_native() -> None:
     assert SftConfig(precision="fp32").uses_bf16() is False
     with pytest.raises(ValueError, match="warmup.precision must be one of auto, bf16, fp32"):
         SftConfig(precision="fp16")
+
+
+def _batch(trainer: Any, examples: list[SftExample]) -> dict[str, torch.Tensor]:
+    rows = [trainer.train_dataset[i] for i in range(len(examples))]
+    return trainer._prepare_inputs(trainer.data_collator(rows))
+
+
+def test_the_loss_is_the_mean_nll_of_the_learned_tokens_only(
+    tiny_model_dir: Path, smollm2_tokenizer: Any, tmp_path: Path
+) -> None:
+    """The warm start's loss (which projects only the learned positions onto the vocabulary)
+    is the mean negative log-likelihood of exactly the assistant tokens, padding included in
+    the batch, as the full-logits computation gives it."""
+    tokens = ExampleTokens(smollm2_tokenizer)
+    examples = [tokens.conversation(EPISODE, "a"), tokens.conversation(EPISODE[:3], "b")]
+    config = SftConfig(batch_size=2, grad_accum=1, precision="fp32")
+    trainer, _, _ = build_trainer(tiny_model_dir, examples, config, tmp_path)
+    batch = _batch(trainer, examples)
+    assert batch["input_ids"].shape[0] == 2 and (batch["attention_mask"] == 0).any()  # padded
+    with torch.no_grad():
+        loss = float(trainer.compute_loss(trainer.model, dict(batch)))
+        logits = trainer.model(input_ids=batch["input_ids"],
+                               attention_mask=batch["attention_mask"]).logits  # fmt: skip
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    targets = batch["labels"][:, 1:]
+    learned = targets != -100
+    expected = -logp[learned].gather(1, targets[learned][:, None]).mean()
+    learned_count = sum(sum(e.loss_mask[1:]) for e in examples)
+    assert int(learned.sum()) == learned_count
+    assert loss == pytest.approx(float(expected), rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("precision", "dtype"), [("bf16", torch.bfloat16), ("fp32", torch.float32)]
+)
+def test_bf16_precision_computes_the_layers_in_bf16(
+    tiny_model_dir: Path, smollm2_tokenizer: Any, tmp_path: Path, precision: str,
+    dtype: torch.dtype,
+) -> None:  # fmt: skip
+    """`precision: bf16` must reach the matmuls: the layers' outputs are bf16 in a training
+    step (weights stay float32). The loss calls the decoder itself, outside the autocast
+    accelerate puts around `model.forward`: without one of its own it would train in float32
+    while reporting bf16."""
+    example = ExampleTokens(smollm2_tokenizer).conversation(EPISODE, "test")
+    config = SftConfig(batch_size=1, grad_accum=1, precision=precision)
+    trainer, _, _ = build_trainer(tiny_model_dir, [example], config, tmp_path)
+    seen: list[torch.dtype] = []
+    layer = trainer.model.get_decoder().layers[0].mlp.down_proj
+    handle = layer.register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    trainer.compute_loss(trainer.model, _batch(trainer, [example]))
+    handle.remove()
+    assert seen == [dtype]
+    assert layer.weight.dtype == torch.float32
