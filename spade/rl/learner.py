@@ -222,7 +222,12 @@ class Learner:
         def fill(tmp: Path) -> None:
             if self.config.lora:
                 base = self.model.get_base_model()
-                base.save_pretrained(tmp, state_dict=_merged_state_dict(base))
+                state = _merged_state_dict(base)
+                if any(t.dtype in _LOW_PRECISION for t in state.values()):
+                    # A bf16 base: one float32 file, so no loader rounds the deltas away.
+                    state = {k: v.float() for k, v in state.items()}
+                base.save_pretrained(tmp, state_dict=state)
+                _set_config_dtype(tmp, state)
             else:
                 self.model.save_pretrained(tmp)
             self.tokenizer.save_pretrained(tmp)
@@ -372,8 +377,27 @@ def _read(path: Path, load: Callable[[], _T]) -> _T:
         raise CheckpointError(f"{path}: cannot read it ({type(exc).__name__}: {first})") from None
 
 
+_LOW_PRECISION = (torch.bfloat16, torch.float16)
+
+
+def _set_config_dtype(model_dir: Path, state: dict[str, torch.Tensor]) -> None:
+    """config.json's dtype: what the weights written next to it are (a loader's `auto`)."""
+    dtypes = {t.dtype for t in state.values()}
+    if len(dtypes) != 1:
+        return
+    path = model_dir / "config.json"
+    config = json.loads(path.read_text())
+    config["dtype"] = str(dtypes.pop()).removeprefix("torch.")
+    path.write_text(json.dumps(config, indent=2) + "\n")
+
+
 def _merged_state_dict(base: Any) -> dict[str, torch.Tensor]:
-    """The base model's weights with each LoRA delta added, under the original key names."""
+    """The base model's weights with each LoRA delta added, under the original key names.
+
+    A merged weight stays float32 where its base is held in bf16 (`dtype: bfloat16` with
+    LoRA): rounded back to bf16, a delta below ~1/256 of the weight it is added to is lost,
+    and an engine synced with such weights would keep sampling the base policy. The engine
+    casts on load to its own dtype."""
     from peft.tuners.lora import LoraLayer
 
     state = {}
@@ -385,7 +409,9 @@ def _merged_state_dict(base: Any) -> dict[str, torch.Tensor]:
         merged = weight.float()
         for adapter in layer.active_adapters:
             merged = merged + layer.get_delta_weight(adapter).float()
-        state[f"{name}.weight"] = merged.to(weight.dtype)
+        state[f"{name}.weight"] = (
+            merged if weight.dtype in _LOW_PRECISION else merged.to(weight.dtype)
+        )
     for key, value in base.state_dict().items():
         if "lora_" in key:
             continue

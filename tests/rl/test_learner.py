@@ -234,6 +234,31 @@ def test_bfloat16_compute_with_checkpointing_keeps_float32_weights(tiny_model_di
     assert "autocast bfloat16" in str(learner.policy().describe().dtype)
 
 
+def test_a_bf16_lora_learner_syncs_its_small_deltas(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """With the base held in bf16, the weights an engine is synced with keep a LoRA delta far
+    below bf16's resolution (cast back to bf16, it would round away to the base weight)."""
+    config = UpdateConfig(lr=1e-3, dtype="bfloat16", device="cpu", lora=True, lora_r=4,
+                          lora_alpha=8)  # fmt: skip
+    learner = Learner(tiny_model_dir, config)
+    with torch.no_grad():
+        for name, param in learner.model.named_parameters():
+            if "lora_B" in name:
+                param.fill_(1e-5)
+    weights = dict(learner.named_weights())
+    name = "model.layers.0.mlp.down_proj.weight"
+    module = learner.model.get_base_model().model.layers[0].mlp.down_proj
+    base = module.get_base_layer().weight.float()
+    delta = module.get_delta_weight("default").float()
+    assert delta.abs().max() < 1e-3 * base.abs().max()  # far below bf16's step at that size
+    assert weights[name].dtype == torch.float32
+    assert torch.allclose(weights[name] - base, delta, atol=1e-7)
+    assert not torch.equal(weights[name], base)
+    exported = learner.export_hf(tmp_path / "hf")  # what spade-eval loads: float32 throughout
+    assert json.loads((exported / "config.json").read_text())["dtype"] == "float32"
+    loaded = AutoModelForCausalLM.from_pretrained(exported, dtype="auto")
+    assert torch.equal(loaded.state_dict()[name], weights[name])
+
+
 def test_config_names_bad_fields() -> None:
     with pytest.raises(ValueError, match="unknown UpdateConfig field.*learning_rate"):
         UpdateConfig.from_dict({"learning_rate": 1e-6})
