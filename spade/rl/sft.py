@@ -61,7 +61,8 @@ class SftConfig:
     """AdamW learning rate (full fine-tune); LoRA takes ~10x more."""
     batch_size: int = 1
     """Sequences per micro-batch. One: no padding, so attention needs no mask and takes
-    the CPU's fast causal kernel (1.45x the tokens/s of 4 padded sequences on 2 cores)."""
+    the CPU's fast causal kernel (1.36x the tokens/s of 4 padded sequences on 2 cores,
+    benchmarks/perf/sft_speed.py)."""
     grad_accum: int = 8
     """Micro-batches per optimizer step."""
     max_length: int = 2048
@@ -203,8 +204,8 @@ def _learned_tokens_trainer(base: type) -> type:
 
     Off Triton devices, TRL's fused LM head scores every position (it keeps tile shapes fixed
     for compilers), so on the CPU a designer example's ~850 prompt tokens pay the 49k-wide
-    projection and log-softmax, forward and backward, for nothing: the stock trainer ran at a
-    third of this loss's tokens/s (benchmarks/perf/sft_speed.py). The loss is TRL's (summed
+    projection and log-softmax, forward and backward, for nothing: the stock trainer ran at
+    0.53x this loss's tokens/s on the same batches (benchmarks/perf/sft_speed.py). The loss is TRL's (summed
     log-probabilities of the learned tokens over `num_items_in_batch`); the logged token
     accuracy is over the learned tokens, as TRL's is (TRL's entropy, a full-vocabulary
     exponential per learned token, is not logged: it cost 5% of a step)."""
