@@ -205,9 +205,9 @@ def _learned_tokens_trainer(base: type) -> type:
     Off Triton devices, TRL's fused LM head scores every position (it keeps tile shapes fixed
     for compilers), so on the CPU a designer example's ~850 prompt tokens pay the 49k-wide
     projection and log-softmax, forward and backward, for nothing: the stock trainer ran at
-    0.53x this loss's tokens/s on the same batches (benchmarks/perf/sft_speed.py). The loss is TRL's (summed
-    log-probabilities of the learned tokens over `num_items_in_batch`); the logged token
-    accuracy is over the learned tokens, as TRL's is (TRL's entropy, a full-vocabulary
+    0.53x this loss's tokens/s on the same batches (benchmarks/perf/sft_speed.py). The loss is
+    TRL's (summed log-probabilities of the learned tokens over `num_items_in_batch`); the logged
+    token accuracy is over the learned tokens, as TRL's is (TRL's entropy, a full-vocabulary
     exponential per learned token, is not logged: it cost 5% of a step)."""
     import torch
 
