@@ -17,6 +17,7 @@ from spade.leaderboard import (
     deltas_table,
     gate_failed,
     gate_report,
+    locked,
     row_from_run,
 )
 
@@ -59,10 +60,11 @@ def apply_leaderboard_actions(
     try:
         print_baseline_deltas(args, run)
         if args.leaderboard:
-            board = Leaderboard.load(args.leaderboard, missing_ok=True)
             provenance = Provenance.collect(document["settings"].get("command"), output)
-            replaced = board.upsert(row_from_run(run, args.label, provenance))
-            saved = board.save(args.leaderboard)
+            with locked(args.leaderboard):  # other evaluations may be adding their rows
+                board = Leaderboard.load(args.leaderboard, missing_ok=True)
+                replaced = board.upsert(row_from_run(run, args.label, provenance))
+                saved = board.save(args.leaderboard)
             verb = "replaced" if replaced else "added"
             print(f"\n{verb} row {args.label!r} in {saved.json} (+ {saved.markdown.name}, "
                   f"{saved.png.name})")  # fmt: skip

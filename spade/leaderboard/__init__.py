@@ -6,7 +6,7 @@ gate need no run directory. Saving regenerates `<stem>.md` and `<stem>.png` besi
 """
 
 from spade.atomic import write_atomic
-from spade.leaderboard.board import Leaderboard, SavedFiles, leaderboard_errors
+from spade.leaderboard.board import Leaderboard, SavedFiles, leaderboard_errors, locked
 from spade.leaderboard.deltas import deltas_table, row_delta
 from spade.leaderboard.errors import LeaderboardError
 from spade.leaderboard.gate import (
@@ -48,6 +48,7 @@ __all__ = [
     "gate_report",
     "json_digest",
     "leaderboard_errors",
+    "locked",
     "load_run",
     "render_markdown",
     "render_png",

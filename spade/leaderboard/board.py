@@ -5,7 +5,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -123,6 +126,21 @@ class Leaderboard:
         write_atomic(saved.markdown, markdown)
         write_atomic(saved.png, image)
         return saved
+
+
+@contextmanager
+def locked(path: str | Path) -> Iterator[None]:
+    """Hold `path`'s lock (`.<name>.lock` beside it) for a load-change-save: evaluations run in
+    parallel add their rows to one leaderboard, and two unlocked saves would drop a row."""
+    file = Path(path)
+    lock = file.with_name(f".{file.name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def leaderboard_errors(data: object) -> list[str]:

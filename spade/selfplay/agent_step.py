@@ -31,6 +31,8 @@ class PlayableEnv:
     skill: str = ""
     eval_seeds: frozenset[int] = frozenset()
     """A frozen suite env's evaluation seeds: never drawn for its training plays."""
+    max_turns: int | None = None
+    """The turn budget the env states (a frozen suite's manifest), where known."""
 
 
 @dataclass

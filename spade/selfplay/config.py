@@ -62,11 +62,11 @@ class DesignerConfig(_Strict):
         description="target skills, sampled uniformly",
     )  # fmt: skip
     difficulties: list[str] = Field(default_factory=lambda: ["easy", "medium", "hard"])
-    known_designs: str | None = Field(
+    known_designs: str | list[str] | None = Field(
         None,
         description="JSONL of designer examples (a warm start's data/designer.jsonl) or a "
-        "folder of env .py files: a design that near-duplicates one of them is rejected "
-        "(a memorised warm-start env is not a design)",
+        "folder of env .py files, or a list of either: a design that near-duplicates one of "
+        "them is rejected (a memorised warm-start env is not a design)",
     )  # fmt: skip
     scaffold: Scaffold = Field(
         "none",
@@ -94,6 +94,19 @@ class AgentConfig(_Strict):
         description="envs from memory (or the cold-start suite) the agent also plays each "
         "iteration; 0 is the paper's setting, 1 keeps a small model's agent learning while its "
         "designer still writes few valid envs",
+    )  # fmt: skip
+    envs_per_iteration: int | None = Field(
+        None, ge=1,
+        description="spade mode: replayed envs fill each iteration up to this many envs played "
+        "(at least replay_envs), so the agent plays as many as a fixed-mode run "
+        "(designs_per_iteration x group_size) whatever the designer's validity; None: "
+        "replay_envs alone",
+    )  # fmt: skip
+    fit_turn_cap: bool = Field(
+        False,
+        description="replay (and, in fixed mode, play) only the suite envs whose stated turn "
+        "budget is at most turn_cap: a longer env's plays are mostly cut by the cap, and a "
+        "truncated episode is masked from the update",
     )  # fmt: skip
 
 

@@ -74,9 +74,23 @@ class SelfPlayRun:
     # -- set-up and resume ------------------------------------------------------------------
     def _fixed_pool(self) -> list[PlayableEnv]:
         suite = load_suite(self.config.fixed_suite, self.suites_root)
-        return [PlayableEnv(env.id, env.source(), env.entry.hint, env.entry.kind, env.entry.skill,
-                            frozenset(env.entry.eval_seeds))
+        pool = [PlayableEnv(env.id, env.source(), env.entry.hint, env.entry.kind, env.entry.skill,
+                            frozenset(env.entry.eval_seeds), env.entry.max_turns)
                 for env in suite.envs_in("train")]  # fmt: skip
+        return self._within_turn_cap(pool)
+
+    def _within_turn_cap(self, pool: list[PlayableEnv]) -> list[PlayableEnv]:
+        """With `agent.fit_turn_cap`, the suite envs whose stated budget fits in the turn cap:
+        their plays end inside the task (terminated, with the partial credit earned), where
+        a longer env's are mostly cut by the cap, truncated, and so masked from the update."""
+        if not self.config.agent.fit_turn_cap:
+            return pool
+        cap = self.config.agent.turn_cap
+        fitting = [env for env in pool if env.max_turns is None or env.max_turns <= cap]
+        if not fitting:
+            raise ConfigError(f"agent.fit_turn_cap: no train env states a budget of at most "
+                              f"agent.turn_cap={cap} turns")  # fmt: skip
+        return fitting
 
     def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -189,17 +203,24 @@ class SelfPlayRun:
         self, candidates: list[Candidate], rng: random.Random
     ) -> list[tuple[PlayableEnv, Candidate | None]]:
         """Accepted designs (with their candidate), then replayed memory/pool envs."""
+        agent, designer = self.config.agent, self.config.designer
         if self.config.mode == "fixed":
-            designer = self.config.designer
-            count = min(designer.designs_per_iteration * designer.group_size, len(self.fixed_pool))
-            return [(env, None) for env in rng.sample(self.fixed_pool, count)]
+            count = agent.envs_per_iteration or designer.designs_per_iteration * designer.group_size
+            pool = self.fixed_pool
+            return [(env, None) for env in rng.sample(pool, min(count, len(pool)))]
         chosen = [(PlayableEnv(c.group, c.code or "", c.hint, c.request.kind, c.request.skill), c)
                   for c in candidates if c.valid]  # fmt: skip
-        pool = [PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill) for e in self.memory]
-        if not pool:
-            pool = [PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds)
-                    for e in self.cold_start]  # fmt: skip
-        replay = rng.sample(pool, min(self.config.agent.replay_envs, len(pool)))
+        # `envs_per_iteration`: replays fill up what the designs left, so the agent plays as
+        # many envs as a fixed-mode run (whatever the designer's validity).
+        wanted = max(agent.replay_envs, (agent.envs_per_iteration or 0) - len(chosen))
+        remembered = [PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill)
+                      for e in self.memory]  # fmt: skip
+        replay = rng.sample(remembered, min(wanted, len(remembered)))
+        if len(replay) < wanted:  # memory holds too few envs yet: the cold-start suite's
+            cold = self._within_turn_cap([
+                PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds, e.max_turns)
+                for e in self.cold_start])  # fmt: skip
+            replay += rng.sample(cold, min(wanted - len(replay), len(cold)))
         return chosen + [(env, None) for env in replay]
 
     def _designer_samples(
@@ -322,6 +343,10 @@ def _design_record(candidate: Candidate, played: dict[str, Any] | None) -> dict[
         "difficulty": request.difficulty, "document_id": request.document_id,
         "attempts": candidate.attempts, "valid": candidate.valid, "failure": candidate.failure,
         "reply": candidate.reply, "code": candidate.code, "hint": candidate.hint,
+        # The designer's own first reply and why it failed: a repair prompt is never in a warm
+        # start's data, so the last reply's failure alone misreports what the designer writes.
+        "first_reply": candidate.first[0] if candidate.first else None,
+        "first_failure": candidate.first[1] if candidate.first else None,
         **(played or {"env_id": None, "win_rate": None, "regret": None}),
     }  # fmt: skip
 
@@ -383,12 +408,19 @@ class _TimedResponder:
             self.seconds += time.perf_counter() - started
 
 
-def known_designs(path: str | None) -> list[tuple[str, str]]:
+def known_designs(paths: str | Sequence[str] | None) -> list[tuple[str, str]]:
     """(name, source) of the envs a design must not repeat: the `reply` code of every record
-    of a designer JSONL, or every .py file of a folder."""
-    if path is None:
+    of a designer JSONL, or every .py file of a folder; several of either as a list (e.g. the
+    data of a warm start and of the one continued from it)."""
+    if paths is None:
         return []
-    where = Path(path)
+    known: list[tuple[str, str]] = []
+    for path in [paths] if isinstance(paths, str) else paths:
+        known += _known_designs(Path(path))
+    return known
+
+
+def _known_designs(where: Path) -> list[tuple[str, str]]:
     try:
         if where.is_dir():
             return [(f"known:{p.name}", p.read_text(encoding="utf-8"))
@@ -398,10 +430,10 @@ def known_designs(path: str | None) -> list[tuple[str, str]]:
             if line.strip():
                 code = extract_code(json.loads(line)["reply"])
                 if code is not None:
-                    known.append((f"known:{where.name}:{number}", code))
+                    known.append((f"known:{where}:{number}", code))
         return known
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"designer.known_designs {path}: cannot read ({exc})") from None
+        raise ConfigError(f"designer.known_designs {where}: cannot read ({exc})") from None
 
 
 def designer_samples(

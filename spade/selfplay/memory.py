@@ -219,6 +219,8 @@ class ColdStartEnv:
     """The suite's hint, so a replayed cold-start env also measures regret."""
     eval_seeds: frozenset[int] = frozenset()
     """Its evaluation seeds in the suite: a replay never plays them."""
+    max_turns: int | None = None
+    """Its stated turn budget (the suite's manifest)."""
 
 
 @dataclass(frozen=True)
@@ -324,7 +326,7 @@ def cold_start_envs(
     held-out env is never shown to the designer nor replayed."""
     loaded = load_suite(suite, root)
     return [ColdStartEnv(env.id, env.source(), env.entry.kind, env.entry.skill, env.entry.hint,
-                         frozenset(env.entry.eval_seeds))
+                         frozenset(env.entry.eval_seeds), env.entry.max_turns)
             for env in loaded.envs_in("train")]  # fmt: skip
 
 

@@ -213,3 +213,48 @@ def test_spade_eval_prints_deltas_against_a_lone_shipped_row(
                           run({"gsm8k": flipped(SCORES, up=1)}))  # fmt: skip
     out = capsys.readouterr().out
     assert "Deltas against 'base'" in out and "gsm8k" in out
+
+
+def _add_row(path: str, label: str, locked_save: bool, loaded: Any, first: bool) -> None:
+    """A load-change-save. The first writer signals once it has loaded, then takes a while
+    to save (as an evaluation's render does); the second starts its own load on that signal."""
+    import contextlib
+    import time
+
+    from spade.leaderboard import locked
+
+    if not first:
+        loaded.wait(60)
+    with locked(path) if locked_save else contextlib.nullcontext():
+        board = Leaderboard.load(path, missing_ok=True)
+        board.upsert(row(label, {"gsm8k": SCORES}))
+        if first:
+            loaded.set()
+            time.sleep(2.0)
+        board.save(path)
+
+
+@pytest.mark.parametrize("locked_save", [True, False])
+def test_parallel_evaluations_each_keep_their_row_under_the_lock(
+    tmp_path: Path, locked_save: bool
+) -> None:
+    """Two processes add rows to one board at once: with the lock both rows land; without it
+    (the check that this test can fail) the later save drops the earlier's row."""
+    import multiprocessing
+
+    path = tmp_path / "main.json"
+    saved_board(path)
+    context = multiprocessing.get_context("spawn")
+    loaded = context.Event()
+    workers = [context.Process(target=_add_row, args=(str(path), label, locked_save, loaded, first))
+               for label, first in (("warm", True), ("warm+fixed", False))]  # fmt: skip
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    labels = set(Leaderboard.load(path).labels)
+    if locked_save:
+        assert labels == {"base", "warm", "warm+fixed"}
+    else:
+        assert len(labels) == 2  # one row lost: what the lock is for

@@ -27,12 +27,13 @@ def test_each_learning_config_loads(path: Path) -> None:
         load_config(path)
 
 
-def test_the_kit_arms_share_the_budget() -> None:
+@pytest.mark.parametrize("suffix", ["kit", "kit2"])
+def test_the_kit_arms_share_the_budget(suffix: str) -> None:
     """SPADE and its fixed baseline: same start, iterations, plays, turns, tokens and update;
     only the mode, the designer's scaffold and kinds, and the invalid-design score differ."""
     root = CONFIGS[0].parent
-    spade = load_config(root / "spade-kit.yaml").model_dump()
-    fixed = load_config(root / "fixed-kit.yaml").model_dump()
+    spade = load_config(root / f"spade-{suffix}.yaml").model_dump()
+    fixed = load_config(root / f"fixed-{suffix}.yaml").model_dump()
     differ = {key for key in spade if spade[key] != fixed[key]}
     assert differ == {"mode", "designer", "reward"}
     for key in ("scaffold", "kinds"):

@@ -10,6 +10,7 @@ the tiny model's designs.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -176,6 +177,12 @@ def test_one_iteration_end_to_end(
     metrics = run.iteration()
     assert metrics["designer/valid"] == 0
     assert metrics["designer/failures"] == {"near_duplicate": 2}
+    # Each was repaired once: the record keeps the designer's own first reply and its failure.
+    lines = (tmp_path / "run/designs.jsonl").read_text().splitlines()
+    repaired = [json.loads(line) for line in lines[2:]]
+    assert [d["attempts"] for d in repaired] == [2, 2] and designs[0]["first_reply"] is None
+    assert all(d["first_failure"].startswith("near_duplicate") for d in repaired)
+    assert all("class " in d["first_reply"] for d in repaired)
 
 
 def test_resume_restores_the_checkpointed_state(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -409,6 +416,14 @@ def test_a_design_that_repeats_a_known_warm_start_env_is_rejected(tmp_path: Path
     assert duplicate is not None and duplicate.of == name
     with pytest.raises(ConfigError, match="designer.known_designs"):
         known_designs(str(tmp_path / "missing.jsonl"))
+    # Several files (a warm start and the one continued from it): every design of each.
+    second = tmp_path / "more" / "designer.jsonl"
+    second.parent.mkdir()
+    second.write_text(json.dumps({"reply": f"```python\n{renamed}```"}) + "\n")
+    both = known_designs([str(known), str(second)])
+    assert len(both) == 2 and len({name for name, _ in both}) == 2
+    with pytest.raises(ConfigError, match="missing.jsonl"):
+        known_designs([str(known), str(tmp_path / "missing.jsonl")])
 
 
 # A second scaffolded design, unlike PATH_DESIGN in structure (not a near-duplicate of it).
@@ -474,3 +489,33 @@ def test_a_scaffolded_designers_envs_are_played_remembered_and_frozen_whole(
     assert frozen is not None
     report = verify_suite(frozen.split(" ")[0], root=tmp_path / "run/suites")
     assert report.ok, report
+
+
+def test_fit_turn_cap_and_envs_per_iteration_choose_what_the_agent_plays(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """`fit_turn_cap` keeps the train envs whose stated budget fits in the cap (a longer env's
+    plays end truncated, masked from the update); `envs_per_iteration` has replays fill up
+    what the designs left, so SPADE plays as many envs as the fixed arm."""
+    fitting = {
+        "CodeBreakerEnv",
+        "HiddenNumberEnv",
+        "HiddenModulusEnv",
+        "TwentyQuestionsEnv",
+        "HiddenRecurrenceEnv",
+    }  # spade-seed@1.1.0's train envs of at most 10 turns
+    agent = {"agent.turn_cap": 10, "agent.fit_turn_cap": True}
+    fixed = SelfPlayRun(load_config(None, tiny_config(tiny_model_dir, mode="fixed", **agent)),
+                        tmp_path / "fixed")  # fmt: skip
+    assert {env.key.split("/")[1].removesuffix("-v1") for env in fixed.fixed_pool} == fitting
+    config = load_config(None, tiny_config(tiny_model_dir, **agent, **{
+        "agent.replay_envs": 1, "agent.envs_per_iteration": 4}))  # fmt: skip
+    spade = SelfPlayRun(config, tmp_path / "spade")
+    played = spade._envs_to_play([], random.Random(0))
+    assert len(played) == 4 and all(c is None for _, c in played)
+    assert {env.key.split("/")[1].removesuffix("-v1") for env, _ in played} <= fitting
+    config = load_config(None, tiny_config(tiny_model_dir, **{"agent.replay_envs": 1}))
+    assert len(SelfPlayRun(config, tmp_path / "plain")._envs_to_play([], random.Random(0))) == 1
+    too_short = tiny_config(tiny_model_dir, mode="fixed", **{"agent.fit_turn_cap": True})
+    with pytest.raises(ConfigError, match="agent.fit_turn_cap"):  # turn_cap 3: no env fits
+        SelfPlayRun(load_config(None, too_short), tmp_path / "short")
