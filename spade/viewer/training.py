@@ -173,6 +173,11 @@ def design_views(
             sections.append(_text("Code", code, strings, "code"))
         if reply.strip() and reply.strip() != (code or "").strip():
             sections.append(_text("Designer reply", reply, strings))
+        if design.get("first_reply"):  # repaired: the designer's own first try and its failure
+            sections.append(_text("First failed check", design.get("first_failure") or "", strings))
+            sections.append(
+                _text("First reply (before the repair)", design["first_reply"], strings)
+            )
         details.append(sections)
     return rows, details
 

@@ -169,6 +169,10 @@ def test_run_dir_designs_join_memory_and_show_code(tmp_path: Path) -> None:
     first = {s["t"]: s for s in data["designs"]["details"][0]}
     assert texts(data, first["Code"])[0].startswith("import random")
     assert "Here it is." in texts(data, first["Designer reply"])[0]
+    repaired = {s["t"]: s for s in data["designs"]["details"][2]}  # the repair's first try
+    assert texts(data, repaired["First failed check"])[0].startswith("syntax_error")
+    assert "FirstTryEnv" in texts(data, repaired["First reply (before the repair)"])[0]
+    assert "First reply (before the repair)" not in first
     no_code = {s["t"]: s for s in data["designs"]["details"][3]}
     assert "Code" not in no_code and texts(data, no_code["Failed check"])[0].startswith("no_code")
     assert [point[1] for point in data["series"]["envs/win_rate"]] == [0.25, 0.5, 0.75]
