@@ -5,7 +5,9 @@ spade-train curves RUN_DIR [RUN_DIR ...] [--out FILE]
 Each run directory's metrics.jsonl is drawn on the same panels as `RUN_DIR/curves.png` (designer
 validity, agent success, regret, return, progress, optimizer steps, samples with gradient,
 rollout-vs-learner mismatch), one line per run, labelled with its folder name: how the SPADE
-arm and the fixed baseline of one budget compare.
+arm and the fixed baseline of one budget compare. A table of the same runs follows on stdout
+(iterations with an optimizer step, samples with gradient per role, valid designs, regret,
+return, truncation, mismatch, seconds an iteration).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def curves(argv: list[str]) -> int:
     from spade.selfplay.run_log import plot_curves, read_records
+    from spade.selfplay.run_summary import summary_table
 
     args = build_parser().parse_args(argv)
     labels = [run.resolve().name for run in args.runs]
@@ -43,4 +46,5 @@ def curves(argv: list[str]) -> int:
     with writing_to(args.out):
         out = plot_curves(runs, args.out)
     print(f"curves: {out} ({', '.join(labels)})")
+    print(summary_table(runs))
     return 0

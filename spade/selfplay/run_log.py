@@ -110,7 +110,7 @@ def curves_figure(runs: dict[str, list[dict[str, Any]]]) -> Any:
     figure, grid = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows))
     for axis, (key, title) in zip(grid.flat, CURVES, strict=True):
         for label, records in runs.items():
-            values = [(r["step"], _curve_value(r, key)) for r in records]
+            values = [(r["step"], curve_value(r, key)) for r in records]
             points = [(step, value) for step, value in values if _finite(value)]
             if points:
                 axis.plot(*zip(*points, strict=True), marker="o", label=label)
@@ -122,7 +122,7 @@ def curves_figure(runs: dict[str, list[dict[str, Any]]]) -> Any:
     return figure
 
 
-def _curve_value(record: dict[str, Any], key: str) -> Any:
+def curve_value(record: dict[str, Any], key: str) -> Any:
     """`record[key]`; a role's samples with gradient are 0 in an iteration where the role had
     no samples at all (the update then reports nothing for it)."""
     role = key.removeprefix("update/").removesuffix("/with_gradient")

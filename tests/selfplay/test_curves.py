@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from spade.selfplay.run_log import CURVES, RunLog, curves_figure
+from spade.selfplay.run_summary import summarize, summary_table
 
 
 def fake_run(run_dir: Path, success: list[float]) -> Path:
@@ -85,3 +86,44 @@ def test_a_role_without_samples_plots_zero_samples_with_gradient(tmp_path: Path)
     assert list(line.get_xdata()) == [0, 1] and list(line.get_ydata()) == [0.0, 3.0]
     [line] = panels["agent samples with gradient"].get_lines()
     assert list(line.get_ydata()) == [2.0]
+
+
+def test_the_summary_counts_what_each_iteration_updated(tmp_path: Path) -> None:
+    # A SPADE run: iteration 1 has no update at all (no design valid, every play capped),
+    # iteration 2 trains both roles, iteration 3 the agent only.
+    spade = [
+        {"step": 1, "designer/candidates": 4, "designer/valid": 0, "samples/designer": 0,
+         "samples/agent": 0, "update/optimizer_steps": 0, "envs/regret": 0.0,
+         "agent/return": 0.05, "agent/truncated": 1.0, "time/total": 300.0},
+        {"step": 2, "designer/candidates": 4, "designer/valid": 2, "samples/designer": 4,
+         "update/designer/with_gradient": 4.0, "update/agent/with_gradient": 6.0,
+         "update/optimizer_steps": 2, "envs/regret": 0.25, "agent/return": 0.1,
+         "agent/truncated": 0.5, "update/mismatch/logprob_abs_diff_mean": 0.02,
+         "time/total": 420.0},
+        {"step": 3, "designer/candidates": 4, "designer/valid": 1, "samples/designer": 0,
+         "update/agent/with_gradient": 2.0, "update/optimizer_steps": 1,
+         "envs/regret": -0.125, "agent/return": 0.2, "agent/truncated": 0.0,
+         "update/mismatch/logprob_abs_diff_mean": 0.01, "time/total": 360.0},
+    ]  # fmt: skip
+    s = summarize(spade)
+    assert (s.iterations, s.with_optimizer_step) == (3, 2)
+    assert (s.agent_gradient_samples, s.agent_gradient_iterations) == (8, 2)
+    assert (s.designer_gradient_samples, s.designer_gradient_iterations) == (4, 1)
+    assert (s.valid_designs, s.candidates) == (3, 12)
+    assert s.regret_nonzero == 2 and s.regret_range == (-0.125, 0.25)
+    assert s.return_first_last == (0.05, 0.2) and s.truncated_mean == 0.5
+    assert s.mismatch_range == (0.01, 0.02) and s.seconds_range == (300.0, 420.0)
+    # A fixed run designs nothing: its designer columns say so instead of reading 0.
+    fixed = summarize([{"step": 1, "update/optimizer_steps": 1, "update/agent/with_gradient": 3.0}])
+    assert fixed.designer_gradient_iterations is None and fixed.candidates is None
+    table = summary_table({"spade": spade, "fixed": spade[1:2]}).splitlines()
+    assert len(table) == 4 and table[0].startswith("| run")
+    assert "| 4 in 1 of 3 " in table[2] and "| 3 of 12 " in table[2]
+
+
+def test_the_curves_command_prints_the_summary_under_the_figure(tmp_path: Path) -> None:
+    spade = fake_run(tmp_path / "spade", [0.0, 0.25, 0.5])
+    result = curves(str(spade), "--out", str(tmp_path / "one.png"))
+    assert result.returncode == 0, result.stderr
+    [row] = [line for line in result.stdout.splitlines() if line.startswith("| spade")]
+    assert "| 3 of 3 " in row  # three iterations, each with an optimizer step
