@@ -104,7 +104,7 @@ HEADERS = [
     "regret nonzero, range",
     "agent return first → last",
     "truncated (mean)",
-    "|Δ logprob| mean",
+    "mean abs Δ logprob",  # no pipes: the table is markdown
     "s / iteration",
 ]
 
