@@ -22,7 +22,7 @@ CURVES = [
 ]
 
 
-def _finite(value: object) -> bool:
+def finite(value: object) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
@@ -111,7 +111,7 @@ def curves_figure(runs: dict[str, list[dict[str, Any]]]) -> Any:
     for axis, (key, title) in zip(grid.flat, CURVES, strict=True):
         for label, records in runs.items():
             values = [(r["step"], curve_value(r, key)) for r in records]
-            points = [(step, value) for step, value in values if _finite(value)]
+            points = [(step, value) for step, value in values if finite(value)]
             if points:
                 axis.plot(*zip(*points, strict=True), marker="o", label=label)
         axis.set_title(title, fontsize=9)

@@ -7,13 +7,12 @@ compare in numbers as well as lines (the README's arm tables are this output).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from tabulate import tabulate
 
-from spade.selfplay.run_log import curve_value
+from spade.selfplay.run_log import curve_value, finite
 
 
 @dataclass(frozen=True)
@@ -36,7 +35,7 @@ class RunSummary:
 
 def _values(records: list[dict[str, Any]], key: str) -> list[float]:
     values = (curve_value(record, key) for record in records)
-    return [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return [float(v) for v in values if finite(v)]
 
 
 def _span(values: list[float]) -> tuple[float, float] | None:
