@@ -4,8 +4,10 @@ an env's own errors come back as the same exceptions, and a lost host stops the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +50,23 @@ def hosts(ray_head: RayHead) -> Iterator[EnvHosts]:
             started.close()
 
 
+def kill_and_wait(ray: Any, host: Any) -> None:
+    """`ray.kill` only asks the GCS to kill the actor: on a busy machine (the head is niced) a
+    call made right after it can still reach the live actor. A host is lost once it no longer
+    answers, so wait for that before playing on."""
+    ray.kill(host)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            ray.get(host.node.remote(), timeout=10)
+        except ray.exceptions.RayActorError:
+            return
+        except ray.exceptions.GetTimeoutError:
+            continue
+        time.sleep(0.1)
+    pytest.fail("a Ray env host still answers 60 s after ray.kill")
+
+
 def episode(env: RemoteEnv, seed: int) -> list[object]:
     observation, info = env.reset(seed)
     played: list[object] = [observation, info, env.spec]
@@ -88,7 +107,7 @@ def test_a_lost_host_stops_the_episode_instead_of_failing_the_env(hosts: EnvHost
     driver.start()
     assert driver.episode.error is None and driver.next_request() is not None
     for host in hosts.hosts:
-        hosts.cluster.ray.kill(host)
+        kill_and_wait(hosts.cluster.ray, host)
     with pytest.raises(EnvHostLost, match=r"^Ray env host 0 is gone \("):
         driver.feed(Completion("guess 5", "stop", 0, 0))
     assert driver.episode.error is None  # not scored as a broken env
