@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="offline benchmark data (default $SPADE_DATA_DIR; else the hub)",
     )
     parser.add_argument("--baseline", help="print deltas against this leaderboard row")
+    parser.add_argument("--metric", help="deltas on this per-sample metric (e.g. return) "
+                        "instead of each benchmark's primary")  # fmt: skip
     parser.add_argument("--leaderboard", type=Path, help="add or replace --label's row here")
     parser.add_argument("--compare", type=Path, help="regression gate against --label's row")
     parser.add_argument("--label", help="row label for --leaderboard / --compare")
@@ -326,6 +328,10 @@ def main(argv: list[str] | None = None) -> int:
         from spade.cli.view import main as view
 
         return view(given[1:])
+    if given[:1] == ["deltas"]:  # `spade-eval deltas ROW --baseline ROW`: stored rows only
+        from spade.cli.deltas import main as deltas
+
+        return deltas(given[1:])
     args = build_parser().parse_args(argv)
     check_args(args)
     args.output = args.output or default_output(args)  # before a served model logs there

@@ -46,7 +46,7 @@ def print_baseline_deltas(args: argparse.Namespace, run: RunResults) -> None:
     if row is None:
         return
     print(f"\nDeltas against {row.label!r} ({path}); * = significant at 0.05:")
-    print(deltas_table(run, row))
+    print(deltas_table(run, row, metric=args.metric))
 
 
 def apply_leaderboard_actions(

@@ -126,6 +126,9 @@ class Row:
     stored before digests were kept."""
     answers: dict[str, dict[str, str]] = field(default_factory=dict)
     """Per benchmark, `{sample_id: digest of the extracted answer}`; absent likewise."""
+    sample_metrics: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """Per benchmark, per secondary metric the samples report (e.g. `return`), `{sample_id:
+    value}`: what deltas on a metric other than the primary pair on; absent likewise."""
 
     def tolerance_floor(self, benchmark: str) -> float | None:
         """The gate's tolerance floor for `benchmark` from `settings.tolerances`, if set."""
@@ -149,6 +152,7 @@ class Row:
             "samples": self.samples,
             "outputs": self.outputs,
             "answers": self.answers,
+            "sample_metrics": self.sample_metrics,
             "provenance": asdict(self.provenance),
         }
 
@@ -166,6 +170,10 @@ class Row:
             provenance=Provenance(**{k: data["provenance"][k] for k in _PROVENANCE_FIELDS}),
             outputs={k: dict(v) for k, v in data.get("outputs", {}).items()},
             answers={k: dict(v) for k, v in data.get("answers", {}).items()},
+            sample_metrics={
+                name: {m: {i: float(x) for i, x in values.items()} for m, values in by.items()}
+                for name, by in data.get("sample_metrics", {}).items()
+            },
         )
 
 
@@ -176,7 +184,8 @@ def row_from_run(run: RunResults, label: str, provenance: Provenance | None = No
     """The leaderboard row for a run; `provenance` defaults to this process's.
 
     `created` is the run's own time stamp (when the scores were measured), else now. Only the
-    primary metric of each benchmark is kept, with the samples of benchmarks the run reports.
+    primary metric of each benchmark is kept, with the samples of benchmarks the run reports and
+    their values of the benchmark's other reported metrics (`sample_metrics`).
     Raises `LeaderboardError` when the results lack a field the row needs.
     """
     where = str(run.results_dir / "results.json") if run.results_dir else "results"
@@ -212,12 +221,34 @@ def row_from_run(run: RunResults, label: str, provenance: Provenance | None = No
         provenance=provenance,
         outputs={name: dict(run.outputs[name]) for name in benchmarks if name in run.outputs},
         answers={name: dict(run.answers[name]) for name in benchmarks if name in run.answers},
+        sample_metrics=_reported_sample_metrics(run, benchmarks),
     )
     # The row must load back: check it against the file format now, not at the next load.
     data = row.to_json()
     errors = schema_errors(without_scores(data), _row_schema()) + score_errors(data, "")
     raise_first(f"row {label!r} from {where}", errors)
     return row
+
+
+def _reported_sample_metrics(
+    run: RunResults, benchmarks: dict[str, BenchmarkScore]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Per benchmark, the per-sample values of the metrics its results report besides the
+    primary: a metric only some samples carry, or none of the results name, is not kept. (One
+    that equals the primary on this run's samples is kept: on another run it may not.)"""
+    kept = {}
+    for name, score in benchmarks.items():
+        reported = run.results["benchmarks"][name]["metrics"]
+        scores = run.samples.get(name, {})
+        by_metric = {
+            metric: dict(values)
+            for metric, values in run.metrics.get(name, {}).items()
+            if metric != score.primary and metric in reported
+            and set(values) == set(scores)
+        }  # fmt: skip
+        if by_metric:
+            kept[name] = by_metric
+    return kept
 
 
 def as_row(current: RunResults | Row) -> Row:

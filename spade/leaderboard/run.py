@@ -67,7 +67,8 @@ RESULTS_SCHEMA: dict[str, Any] = {
 @dataclass(frozen=True)
 class RunResults:
     """A run's `results.json` content and, per benchmark, `{sample_id: primary score}`,
-    `{sample_id: output digest}` and `{sample_id: extracted answer digest}`.
+    `{sample_id: output digest}`, `{sample_id: extracted answer digest}` and, per secondary
+    metric, `{sample_id: value}` (`metrics`).
 
     Benchmarks without an entry in `samples` kept no per-sample scores; comparisons then fall
     back to the summary values and CIs. A record without an `output` (`answer`) field has no
@@ -79,6 +80,9 @@ class RunResults:
     results_dir: Path | None = None
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
     answers: dict[str, dict[str, str]] = field(default_factory=dict)
+    metrics: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """Per benchmark, per metric a sample reports besides its score (not per-slice ones such as
+    `return[kind=game]`), `{sample_id: value}`."""
 
     @classmethod
     def from_records(
@@ -116,6 +120,21 @@ class RunResults:
         for key, digests in (("output", self.outputs), ("answer", self.answers)):
             if key in data:
                 digests.setdefault(benchmark, {})[sample_id] = json_digest(data[key])
+        for metric, value in sample_metrics(data.get("metrics")).items():
+            self.metrics.setdefault(benchmark, {}).setdefault(metric, {})[sample_id] = value
+
+
+def sample_metrics(metrics: object) -> dict[str, float]:
+    """A sample record's own metrics worth pairing on: finite numbers, slices left out (a
+    slice's value is its metric's, on the samples in the slice)."""
+    if not isinstance(metrics, Mapping):
+        return {}
+    return {
+        name: float(value)
+        for name, value in metrics.items()
+        if isinstance(name, str) and "[" not in name and not isinstance(value, bool)
+        and isinstance(value, int | float) and math.isfinite(value)
+    }  # fmt: skip
 
 
 def json_digest(value: object) -> str:

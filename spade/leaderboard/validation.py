@@ -80,8 +80,8 @@ def _shorten(message: str) -> str:
 # data that has the scores left out.
 
 
-PER_SAMPLE = ("samples", "outputs", "answers")
-"""The row fields keyed by benchmark, then by sample id."""
+PER_SAMPLE = ("samples", "outputs", "answers", "sample_metrics")
+"""The row fields keyed by benchmark (then by sample id; `sample_metrics` by metric first)."""
 _DIGEST = re.compile(r"[0-9a-f]{16}")
 
 
@@ -93,22 +93,40 @@ def without_scores(row: object) -> object:
     for key in PER_SAMPLE:
         if isinstance(row.get(key), dict):
             outline[key] = {name: {} for name in row[key]}
+    if isinstance(row.get("sample_metrics"), dict):  # keep the metric level for the schema
+        outline["sample_metrics"] = {
+            name: {m: {} for m in metrics} if isinstance(metrics, dict) else metrics
+            for name, metrics in row["sample_metrics"].items()
+        }
     return outline
 
 
 def score_errors(row: object, where: str) -> list[str]:
-    """Sample scores that are not finite numbers and digests that are not 16 hex characters,
-    as `where.samples.NAME.ID: ...` (or `where.outputs...`, `where.answers...`)."""
+    """Sample scores and metric values that are not finite numbers and digests that are not 16
+    hex characters, as `where.samples.NAME.ID: ...` (or `where.sample_metrics.NAME.METRIC.ID`,
+    `where.outputs...`, `where.answers...`)."""
     if not isinstance(row, dict):
         return []
-    errors = []
-    for name, scores in _per_sample(row, "samples"):
-        for sample_id, score in scores.items():
-            if isinstance(score, bool) or not isinstance(score, int | float):
-                errors.append(f"{where}samples.{name}.{sample_id}: {score!r} is not a number")
-            elif not math.isfinite(score):
-                errors.append(f"{where}samples.{name}.{sample_id}: {score!r} is not finite")
+    errors = [
+        error
+        for name, scores in _per_sample(row, "samples")
+        for error in _number_errors(scores, f"{where}samples.{name}")
+    ]
+    for name, metrics in _per_sample(row, "sample_metrics"):
+        for metric, values in metrics.items():
+            if isinstance(values, dict):  # else the schema check on the outline says so
+                errors += _number_errors(values, f"{where}sample_metrics.{name}.{metric}")
     return errors + _digest_errors(row, "outputs", where) + _digest_errors(row, "answers", where)
+
+
+def _number_errors(values: dict[str, Any], where: str) -> list[str]:
+    errors = []
+    for sample_id, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            errors.append(f"{where}.{sample_id}: {value!r} is not a number")
+        elif not math.isfinite(value):
+            errors.append(f"{where}.{sample_id}: {value!r} is not finite")
+    return errors
 
 
 def _digest_errors(row: dict[str, Any], key: str, where: str) -> list[str]:

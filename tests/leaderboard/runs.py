@@ -45,10 +45,12 @@ def run(
     limit: int | None = None,
     max_gen_toks: int = 64,
     options: Mapping[str, Any] | None = None,
+    metrics: Mapping[str, Mapping[str, Scores]] | None = None,
 ) -> RunResults:
     """A run of `benchmarks` (`{name: {sample_id: score}}`). Each sample's output is
     `outputs[name][sample_id]` where given, else `"answer to ID"`; its extracted answer
-    `answers[name][sample_id]`, else `"ID"`. Without `weights_sha256` the gate's reproduction
+    `answers[name][sample_id]`, else `"ID"`; its other metrics `metrics[name][metric][sample_id]`
+    (each reported in results.json too). Without `weights_sha256` the gate's reproduction
     check does not apply (no identity to reproduce)."""
     results: dict[str, Any] = {
         "schema_version": 1,
@@ -66,12 +68,13 @@ def run(
     }
     records = []
     for name, scores in benchmarks.items():
-        mean, lo, hi = mean_ci(list(scores.values()))
+        extra = (metrics or {}).get(name, {})
+        reported = {"accuracy": scores, **extra}
         results["benchmarks"][name] = {
             "version": (versions or {}).get(name, "1.0"),
             "n": len(scores),
             "primary": "accuracy",
-            "metrics": {"accuracy": {"value": mean, "ci95": [lo, hi]}},
+            "metrics": {m: _summary(values) for m, values in reported.items()},
             "parse_failures": 0,
             "data_sha256": {},
             "generation": {"max_gen_toks": max_gen_toks, "temperature": temperature, "n": 1},
@@ -82,11 +85,23 @@ def run(
         parsed = (answers or {}).get(name, {})
         records += [
             SampleResult(
-                name, i, "prompt", given.get(i, f"answer to {i}"), parsed.get(i, i), None, score
+                name,
+                i,
+                "prompt",
+                given.get(i, f"answer to {i}"),
+                parsed.get(i, i),
+                None,
+                score,
+                metrics={m: values[i] for m, values in extra.items() if i in values},
             )
             for i, score in scores.items()
         ]
     return RunResults.from_records(results, records if keep_samples else [])
+
+
+def _summary(values: Scores) -> dict[str, Any]:
+    mean, lo, hi = mean_ci(list(values.values()))
+    return {"value": mean, "ci95": [lo, hi]}
 
 
 def row(label: str, benchmarks: Mapping[str, Scores], **kwargs: Any) -> Row:

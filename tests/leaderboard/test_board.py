@@ -209,7 +209,7 @@ def test_spade_eval_prints_deltas_against_a_lone_shipped_row(
 
     path = tmp_path / "main.json"
     Leaderboard([row("base", {"gsm8k": SCORES})]).save(path)
-    print_baseline_deltas(Namespace(leaderboard=path, baseline=None),
+    print_baseline_deltas(Namespace(leaderboard=path, baseline=None, metric=None),
                           run({"gsm8k": flipped(SCORES, up=1)}))  # fmt: skip
     out = capsys.readouterr().out
     assert "Deltas against 'base'" in out and "gsm8k" in out
