@@ -95,10 +95,16 @@ def without_scores(row: object) -> object:
             outline[key] = {name: {} for name in row[key]}
     if isinstance(row.get("sample_metrics"), dict):  # keep the metric level for the schema
         outline["sample_metrics"] = {
-            name: {m: {} for m in metrics} if isinstance(metrics, dict) else metrics
-            for name, metrics in row["sample_metrics"].items()
+            name: _emptied(metrics) for name, metrics in row["sample_metrics"].items()
         }
     return outline
+
+
+def _emptied(metrics: object) -> object:
+    """One benchmark's `{metric: {sample_id: value}}` with each metric's values left out."""
+    if not isinstance(metrics, dict):
+        return metrics
+    return {name: {} if isinstance(values, dict) else values for name, values in metrics.items()}
 
 
 def score_errors(row: object, where: str) -> list[str]:

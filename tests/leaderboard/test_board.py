@@ -100,6 +100,18 @@ def _corrupt(data: dict[str, Any]) -> None:
             "rows[0].answers.mbpp.3: 7 is not 16 hex characters",
         ),
         (
+            lambda d: d["rows"][0]["sample_metrics"].update(gsm8k={"return": {"7": "x"}}),
+            "rows[0].sample_metrics.gsm8k.return.7: 'x' is not a number",
+        ),
+        (
+            lambda d: d["rows"][0]["sample_metrics"].update(gsm8k={"return": [0.5]}),
+            "rows[0].sample_metrics.gsm8k.return: [0.5] is not of type 'object'",
+        ),
+        (
+            lambda d: d["rows"][0]["sample_metrics"].update(x={"return": {}}),
+            "rows[0].sample_metrics.x: no such benchmark",
+        ),
+        (
             lambda d: d["rows"][0]["settings"].update(max_changed_samples={"gsm8k": -1}),
             "rows[0].settings.max_changed_samples.gsm8k: -1 is less than the minimum of 0",
         ),
