@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 from spade.cli.errors import UsageError, one_line_errors
+from spade.cli.leaderboard_actions import DEFAULT_LEADERBOARD
 from spade.leaderboard import Leaderboard, LeaderboardError, Row, deltas_table
-
-DEFAULT_LEADERBOARD = Path("leaderboards/main.json")
 
 
 def build_parser() -> argparse.ArgumentParser:
