@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from pathlib import Path
 
 from spade.cli.errors import UsageError
@@ -74,12 +75,12 @@ def designer_probe(argv: list[str]) -> int:
     try:
         policy = load_policy(spec)
         respond = PolicyResponder(policy, f"probe/{spec}", None, config.generation_batch_size)
+        # --out is rewritten after every round, so a stopped probe keeps its finished rounds.
+        save = None if args.out is None else partial(write_designs, args.out)
         result = probe_designer(config, respond, corpus, cold_start, known, config.sandbox,
-                                args.rounds, progress=True)  # fmt: skip
+                                args.rounds, progress=True, after_round=save)  # fmt: skip
     except (ModelSpecError, BuiltinModelError, PolicyError) as exc:
         raise UsageError(str(exc)) from None
-    if args.out is not None:
-        write_designs(args.out, result)
     summary = {"checkpoint": spec, **result.summary()}
     if args.json:
         print(json.dumps(summary))

@@ -13,7 +13,7 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,9 +91,12 @@ def probe_designer(
     sandbox: SandboxConfig,
     rounds: int,
     progress: bool = False,
+    after_round: Callable[[ProbeResult], object] | None = None,
 ) -> ProbeResult:
     """`rounds` batches of the loop's design requests (each `designs_per_iteration` prompts of
-    `group_size` samples), seeded from `config.seed` apart from any training iteration."""
+    `group_size` samples), seeded from `config.seed` apart from any training iteration.
+    `after_round` gets the result so far after each round (a probe of a slow designer runs for
+    an hour: what it measured survives a stop)."""
     memory = EnvMemory(config.memory.capacity)  # empty, as at a run's first iteration
     candidates: list[Candidate] = []
     times = DesignTimes()
@@ -107,9 +110,14 @@ def probe_designer(
         write_hints(batch, respond, config, rng.randrange(1 << 30), sandbox, times)
         candidates += batch
         bar.set_postfix(valid=f"{sum(c.valid for c in candidates)}/{len(candidates)}")
-    seconds = {"total": time.perf_counter() - started, "generation": times.generation,
-               "validation": times.validation}  # fmt: skip
-    return ProbeResult(candidates, seconds)
+        if after_round is not None:
+            after_round(ProbeResult(list(candidates), _seconds(started, times)))
+    return ProbeResult(candidates, _seconds(started, times))
+
+
+def _seconds(started: float, times: DesignTimes) -> dict[str, float]:
+    return {"total": time.perf_counter() - started, "generation": times.generation,
+            "validation": times.validation}  # fmt: skip
 
 
 def write_designs(path: Path, result: ProbeResult) -> Path:

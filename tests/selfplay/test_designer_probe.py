@@ -20,7 +20,7 @@ from spade.rollout import GenRequest
 from spade.sandbox import SandboxConfig
 from spade.selfplay.config import load_config
 from spade.selfplay.designer import CONTRACT, SCAFFOLD_CONTRACT
-from spade.selfplay.designer_probe import failure_kind, probe_designer, write_designs
+from spade.selfplay.designer_probe import ProbeResult, failure_kind, probe_designer, write_designs
 from tests.envs.test_scaffold import DESIGN as PATH_DESIGN
 from tests.replies import completion
 from tests.selfplay.test_loop import HINT, LENGTH_ENV
@@ -69,6 +69,21 @@ def test_the_probe_counts_valid_designs_and_names_the_failures(tmp_path: Path) -
     repeated = [r for r in records if (r["first_failure"] or "").startswith("near_duplicate")]
     assert len(repeated) == 2 and all("LengthEnv" in r["first_reply"] for r in repeated)
     assert all(r["first_reply"] is None for r in records if r["valid"])
+
+
+def test_each_finished_round_is_handed_on_so_a_stopped_probe_keeps_it(tmp_path: Path) -> None:
+    config = load_config(None, CONFIG)
+    seen: list[int] = []
+
+    def save(result: ProbeResult) -> None:
+        seen.append(len(result.candidates))
+        write_designs(tmp_path / "designs.jsonl", result)
+
+    final = probe_designer(config, scripted, None, [], [], SandboxConfig(), rounds=2,
+                           after_round=save)  # fmt: skip
+    assert seen == [4, 8]  # two prompts of two replies a round
+    lines = (tmp_path / "designs.jsonl").read_text().splitlines()
+    assert len(lines) == len(final.candidates) == 8
 
 
 def test_a_design_that_repeats_the_warm_start_data_is_not_counted() -> None:
