@@ -56,6 +56,12 @@ class DesignerConfig(_Strict):
     )  # fmt: skip
     temperature: float = Field(1.0, ge=0.0, description="designer sampling temperature")
     kinds: list[EnvKind] = Field(default_factory=lambda: list(ENV_KINDS), description="env kinds")
+    balanced_kinds: bool = Field(
+        False,
+        description="each kind once in every len(kinds) requests of an iteration (shuffled), "
+        "instead of independent draws; measured once (configs/learning/spade-kit2.yaml, "
+        "2026-12-03): no more iterations with a designer gradient than independent draws",
+    )  # fmt: skip
     skills: list[str] = Field(
         default_factory=lambda: ["deduction", "search", "planning", "algorithm execution",
                                  "information gathering", "arithmetic"],

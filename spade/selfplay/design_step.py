@@ -77,8 +77,11 @@ def design_requests(
     requests = []
     sampling = MemorySampling(references=config.memory.references,
                               excerpt_chars=config.memory.excerpt_chars)  # fmt: skip
-    kinds = balanced_kinds(config.designer.kinds, config.designer.designs_per_iteration, rng)
-    for kind in kinds:
+    count, kinds = config.designer.designs_per_iteration, config.designer.kinds
+    planned = balanced_kinds(kinds, count, rng) if config.designer.balanced_kinds else None
+    for index in range(count):
+        # Independent draws interleave with the document draws, as runs before the option did.
+        kind = planned[index] if planned is not None else rng.choice(kinds)
         document_id, document = "none", ""
         if corpus is not None and not config.no_corpus:
             doc = corpus.sample(rng)
