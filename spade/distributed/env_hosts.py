@@ -96,8 +96,10 @@ class RayEnv(RemoteEnv):
         classes: list[str] = self._forward("load")
         return classes
 
-    def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
-        observation, info, self._spec = self._forward("reset", seed)
+    def reset(
+        self, seed: int | None = None, difficulty: int | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        observation, info, self._spec = self._forward("reset", seed, difficulty)
         return observation, info
 
     def step(self, action: str) -> StepResult:

@@ -33,6 +33,15 @@ Two checks need a definition of their own:
   real player's long episode would be, so that alone is no fault. What such an env must do is
   fit its solution within the cap, or no player can ever solve it there; `solution_solves`
   checks that for every env (declared budget or our cap).
+- `difficulty_levels`: an env that declares `difficulty_levels = N` (N > 1) takes a level at
+  `reset(seed, options={"difficulty": d})`, d in 0..N-1, and defaults to its top level. Each
+  level must be solvable by `solution()` within that level's budget, adjacent levels must give
+  different episodes, and the top level's solutions must be longer (in actions or characters)
+  than level 0's: a knob that changes nothing is no curriculum.
+- `no_free_credit`: partial credit is paid for progress, never for any action. The seeded
+  random agent and a no-op player (the empty reply; `{}` for a tool env) play more seeds than
+  the other checks, at every level; each must average at most `FREE_CREDIT_SHARE` of the
+  solution's return, and the no-op must never solve an episode.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from typing import Any
 import jsonschema
 
 from spade.envs.episode import DEFAULT_TURN_CAP, EnvEpisode, play_actions, turn_cap
+from spade.envs.random_agent import random_policy
 from spade.envs.remote import EnvSpec, RemoteEnv
 from spade.envs.tools import ToolSchemaError, tool_call_action, validate_tools
 from spade.sandbox import EnvCallError, SandboxConfig, SandboxError
@@ -54,6 +64,13 @@ MALFORMED_TEXT_ACTIONS = ["", "hello"]
 IN_FORMAT_TEXT_ACTIONS = ["\\boxed{}", "\\boxed{0}", "\\boxed{a}", "\\boxed{?!}"]
 MALFORMED_TOOL_ACTIONS = ["not json", '{"name": "no_such_tool", "arguments": {}}', "{}", "[]"]
 # In-format tool probes are built per env from its tool schemas (`_tool_probes`).
+
+FREE_CREDIT_SHARE = 0.5
+"""`no_free_credit`: random and no-op play may score at most this share of the solution's
+return (mean over `FREE_CREDIT_SEEDS`, at every level)."""
+FREE_CREDIT_SEEDS = tuple(range(1000, 1008))
+"""Seeds of the random and no-op plays: more than the check seeds, since one lucky episode
+of a random agent should not decide the verdict."""
 
 
 @dataclass
@@ -75,6 +92,8 @@ class ValidationReport:
     metadata: dict[str, Any] = field(default_factory=dict)
     tools: list[dict[str, Any]] | None = None
     max_turns: int | None = None
+    difficulty_levels: int = 1
+    """Levels the env takes at reset (`difficulty_levels`; 1: no difficulty knob)."""
 
     def failed(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
@@ -314,10 +333,97 @@ class _Validator:
             "env carries no multi-turn learning signal"
         )
 
+    def check_difficulty_levels(self) -> str:
+        assert self.spec is not None
+        levels = self.spec.levels
+        if levels == 1:
+            return "one level (the env declares no difficulty_levels)"
+        top = levels - 1
+        seed = self.seeds[0]
+        default = self.env.reset(seed)[0], self.env.solution()
+        at_top = self.env.reset(seed, top)[0], self.env.solution()
+        if default != at_top:
+            raise CheckFailed(
+                f"seed {seed}: reset without a difficulty is not the top level "
+                f"{top} (the task or the solution differs)"
+            )
+        sizes, firsts = [], []
+        for level in range(levels):
+            actions, chars, observations = 0, 0, []
+            for seed in self.seeds:
+                observation, _ = self.env.reset(seed, level)
+                solution = self.env.solution()
+                episode = play_actions(self.env, seed, solution, difficulty=level)
+                if not episode.solved or len(episode.steps) < len(solution):
+                    raise CheckFailed(
+                        f"level {level}, seed {seed}: solution ended with reward "
+                        f"{episode.final_reward} after {len(episode.steps)} of "
+                        f"{len(solution)} actions (budget {episode.cap})"
+                    )
+                actions += len(solution)
+                chars += sum(len(a) for a in solution)
+                observations.append((observation, tuple(solution)))
+            sizes.append((actions / len(self.seeds), chars / len(self.seeds)))
+            firsts.append(observations)
+        same = [f"{a}-{a + 1}" for a in range(top) if firsts[a] == firsts[a + 1]]
+        if same:
+            raise CheckFailed(
+                f"levels {', '.join(same)} give the same task and solution on seeds "
+                f"{self.seeds}: a level must change the task"
+            )
+        (low_actions, low_chars), (top_actions, top_chars) = sizes[0], sizes[top]
+        if not (top_actions > low_actions or top_chars > low_chars):
+            raise CheckFailed(
+                f"the top level's solutions ({top_actions:g} actions, "
+                f"{top_chars:g} chars) are no longer than level 0's "
+                f"({low_actions:g}, {low_chars:g}): levels must get harder"
+            )
+        return (
+            f"{levels} levels; solutions {low_actions:.1f} -> {top_actions:.1f} actions "
+            f"({low_chars:.0f} -> {top_chars:.0f} chars)"
+        )
+
+    def check_no_free_credit(self) -> str:
+        assert self.spec is not None
+        reference = sum(self.returns) / len(self.returns) if self.returns else 1.0
+        limit = FREE_CREDIT_SHARE * reference
+        tools = self.spec.tools
+        noop = MALFORMED_TOOL_ACTIONS[2] if tools else MALFORMED_TEXT_ACTIONS[0]
+        worst = []
+        for level in self._levels_to_probe():
+            for name, policy in (("no-op", None), ("random", random_policy)):
+                returns = []
+                for seed in FREE_CREDIT_SEEDS:
+                    actions = policy(seed, tools) if policy else (lambda _obs: noop)
+                    episode = play_actions(self.env, seed, actions, difficulty=level)
+                    if name == "no-op" and episode.solved:
+                        raise CheckFailed(
+                            f"{_at_level(level)}seed {seed}: repeating the no-op "
+                            f"action {noop!r} solves the episode"
+                        )
+                    returns.append(episode.final_reward)
+                mean = sum(returns) / len(returns)
+                if mean > limit:
+                    raise CheckFailed(
+                        f"{_at_level(level)}{name} play scores {mean:.3f} on "
+                        f"{len(FREE_CREDIT_SEEDS)} seeds, above {FREE_CREDIT_SHARE:g} x the "
+                        f"solution's {reference:.3f}: partial credit must be earned by progress"
+                    )
+                worst.append(mean)
+        return (
+            f"random and no-op play score at most {max(worst):.3f} (limit {limit:.3f}) "
+            f"on {len(FREE_CREDIT_SEEDS)} seeds"
+        )
+
+    def _levels_to_probe(self) -> list[int | None]:
+        assert self.spec is not None
+        return [None] if self.spec.levels == 1 else list(range(self.spec.levels))
+
     CHECKS: tuple[str, ...] = (
         "loads", "single_env_class", "constructs", "tool_schemas", "reset_returns_text",
         "solution_returns_actions", "invalid_action_handled", "step_types", "deterministic",
         "solution_solves", "second_seed", "ends_within_max_turns", "multi_turn",
+        "difficulty_levels", "no_free_credit",
     )  # fmt: skip
     # Without these nothing else can run.
     FATAL = frozenset({"loads", "single_env_class", "constructs", "reset_returns_text"})
@@ -325,6 +431,10 @@ class _Validator:
 
 CHECK_NAMES: tuple[str, ...] = _Validator.CHECKS
 """Every check, in the order they run (and are reported)."""
+
+
+def _at_level(level: int | None) -> str:
+    return "" if level is None else f"level {level}: "
 
 
 def _cap_words(spec: EnvSpec | None) -> str:
@@ -465,6 +575,7 @@ def validate_source(
         metadata=spec.metadata if spec else {},
         tools=spec.tools if spec else None,
         max_turns=spec.max_turns if spec else None,
+        difficulty_levels=spec.levels if spec else 1,
     )
 
 

@@ -46,6 +46,8 @@ class EnvEpisode:
 
     env: RemoteEnv
     cap_override: int | None = None
+    difficulty: int | None = None
+    """The level every reset asks for (None: the env's default, its top level)."""
     seed: int | None = None
     cap: int = DEFAULT_TURN_CAP
     observations: list[str] = field(default_factory=list)
@@ -58,7 +60,7 @@ class EnvEpisode:
     """Our turn cap ended the episode (a limit outside the task)."""
 
     def reset(self, seed: int | None) -> str:
-        observation, _ = self.env.reset(seed)
+        observation, _ = self.env.reset(seed, self.difficulty)
         self.seed = seed
         self.cap = turn_cap(self.env.spec.max_turns, self.cap_override)
         self.observations = [observation]
@@ -100,10 +102,12 @@ def play_actions(
     seed: int | None,
     actions: Iterable[str] | Callable[[str], str | None],
     cap: int | None = None,
+    difficulty: int | None = None,
 ) -> EnvEpisode:
-    """Reset on `seed` and play `actions` (a list, or a function from the latest observation
-    to the next action, None to stop) until the episode ends or they run out."""
-    episode = EnvEpisode(env, cap)
+    """Reset on `seed` (at level `difficulty`) and play `actions` (a list, or a function from
+    the latest observation to the next action, None to stop) until the episode ends or they
+    run out."""
+    episode = EnvEpisode(env, cap, difficulty)
     observation = episode.reset(seed)
     if callable(actions):
         while not episode.over and (action := actions(observation)) is not None:

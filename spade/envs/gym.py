@@ -46,6 +46,7 @@ class TextEnv(gym.Env[str, str]):
         self.tools = spec.tools
         self.env_metadata = spec.metadata
         self.max_turns = spec.max_turns
+        self.difficulty_levels = spec.levels
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -53,7 +54,11 @@ class TextEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         if seed is None:  # keep episodes reproducible from gymnasium's own seeding
             seed = int(self.np_random.integers(0, np.iinfo(np.int32).max))
-        return self.remote.reset(seed)
+        # The difficulty contract: `options={"difficulty": LEVEL}` picks the env's level.
+        difficulty = (options or {}).get("difficulty")
+        observation, info = self.remote.reset(seed, difficulty)
+        self.max_turns = self.remote.spec.max_turns  # a level may set its own budget
+        return observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         return tuple(self.remote.step(action))  # type: ignore[return-value]

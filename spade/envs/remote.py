@@ -8,7 +8,7 @@ crashes the worker or floods the output, the worker is killed and the call raise
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,6 +32,9 @@ class EnvSpec:
     tools: list[dict[str, Any]] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     max_turns: int | None = None
+    """The turn budget: the declared one on load, the episode's level's once reset."""
+    levels: int = 1
+    """`difficulty_levels`: the env takes levels 0..levels-1 at reset (1: no knob)."""
 
     @property
     def is_tool_env(self) -> bool:
@@ -92,13 +95,21 @@ class RemoteEnv:
         except SandboxError:
             self._instantiated = False
             raise
-        self._spec = EnvSpec(info["class_name"], info["tools"], info["metadata"], info["max_turns"])
+        self._spec = EnvSpec(info["class_name"], info["tools"], info["metadata"],
+                             info["max_turns"], info.get("levels", 1))  # fmt: skip
         self._instantiated = True
 
-    def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
-        """Start an episode on a fresh instance of the env class."""
+    def reset(
+        self, seed: int | None = None, difficulty: int | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode on a fresh instance of the env class, at level `difficulty` (None:
+        the env's default, its top level)."""
         self._instantiate()
-        out = self._call("reset", seed=seed)
+        args = {"seed": seed} if difficulty is None else {"seed": seed, "difficulty": difficulty}
+        out = self._call("reset", **args)
+        assert self._spec is not None
+        if out.get("max_turns") != self._spec.max_turns:
+            self._spec = replace(self._spec, max_turns=out.get("max_turns"))
         return out["observation"], out["info"]
 
     def step(self, action: str) -> StepResult:

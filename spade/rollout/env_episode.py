@@ -41,6 +41,8 @@ class EpisodeSpec:
     hint: str | None = None
     turn_cap: int | None = None
     """At most this many agent turns (default: the env's max_turns, else the default cap)."""
+    difficulty: int | None = None
+    """The env's level for this episode (None: its default, the top level)."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class EnvDriver:
     def start(self) -> None:
         try:
             self._env = self.spec.make_env()
-            self._play = EnvEpisode(self._env, self.spec.turn_cap)
+            self._play = EnvEpisode(self._env, self.spec.turn_cap, self.spec.difficulty)
             observation = self._play.reset(self.spec.seed)
             tools = self._env.spec.tools
         except SandboxUnavailable:  # no sandbox at all: the run cannot go on, not an env fault

@@ -124,26 +124,35 @@ class Worker:
         self.env = env
         tools = getattr(env, "tools", None)
         metadata = getattr(env, "metadata", None)
-        max_turns = getattr(env, "max_turns", None)
-        if max_turns is not None and (
-            isinstance(max_turns, bool) or not isinstance(max_turns, int)
-        ):
-            raise ContractError(f"max_turns must be an int, got {type(max_turns).__name__}")
         return {
             "class_name": type(env).__name__,
             "tools": tools if tools is None else json.loads(json.dumps(tools)),
             "metadata": _plain(metadata) if isinstance(metadata, dict) else {},
-            "max_turns": max_turns,
+            "max_turns": _max_turns(env),
+            "levels": _levels(env),
         }
 
-    def op_reset(self, seed: int | None = None) -> dict:
-        out = self._instance().reset(seed=seed)  # type: ignore[attr-defined]
+    def op_reset(self, seed: int | None = None, difficulty: int | None = None) -> dict:
+        env = self._instance()
+        if difficulty is None:  # an env without levels need not take `options`
+            out = env.reset(seed=seed)  # type: ignore[attr-defined]
+        else:
+            levels = _levels(env)
+            if (
+                isinstance(difficulty, bool)
+                or not isinstance(difficulty, int)
+                or not (0 <= difficulty < levels)
+            ):
+                raise ContractError(f"difficulty {difficulty!r} is not one of the env's levels "
+                                    f"0..{levels - 1} (difficulty_levels={levels})")  # fmt: skip
+            out = env.reset(seed=seed, options={"difficulty": difficulty})  # type: ignore[attr-defined]
         if not (isinstance(out, tuple) and len(out) == 2):
             raise ContractError(f"reset() must return (observation, info), got {_describe(out)}")
         obs, info = out
         _expect(obs, str, "reset() observation")
         _expect(info, dict, "reset() info")
-        return {"observation": obs, "info": _plain(info)}
+        # A level may set its own turn budget: the episode's cap is read after reset.
+        return {"observation": obs, "info": _plain(info), "max_turns": _max_turns(env)}
 
     def op_step(self, action: str) -> dict:
         out = self._instance().step(action)  # type: ignore[attr-defined]
@@ -257,6 +266,21 @@ class Worker:
             except EOFError:
                 return
             self.send(self.handle(request))
+
+
+def _max_turns(env: object) -> int | None:
+    max_turns = getattr(env, "max_turns", None)
+    if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int)):
+        raise ContractError(f"max_turns must be an int, got {type(max_turns).__name__}")
+    return max_turns
+
+
+def _levels(env: object) -> int:
+    """The env's `difficulty_levels` (levels 0..N-1); 1 when it declares none (no knob)."""
+    levels = getattr(env, "difficulty_levels", 1)
+    if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
+        raise ContractError(f"difficulty_levels must be an int >= 1, got {_describe(levels)}")
+    return levels
 
 
 def _expect(value: object, kind: type, what: str) -> None:

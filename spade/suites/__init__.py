@@ -5,6 +5,7 @@ A suite lives at `<root>/<name>/<version>/` as `manifest.json` (format:
 `<name>/<ClassName>-v<major>`.
 """
 
+from spade.envs.random_agent import RandomAgent
 from spade.suites.errors import SuiteError
 from spade.suites.freeze import Duplicate, FreezeOptions, FreezeReport, Rejection, freeze_suite
 from spade.suites.manifest import (
@@ -18,7 +19,6 @@ from spade.suites.manifest import (
 )
 from spade.suites.normalise import normalised_sha256
 from spade.suites.publish import PublishResult, publish_suite
-from spade.suites.random_agent import RandomAgent
 from spade.suites.reference import PlayError, reference_scores, score_source
 from spade.suites.seeds import eval_seeds, training_seeds
 from spade.suites.store import (

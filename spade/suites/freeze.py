@@ -270,6 +270,7 @@ class _SuiteBuilder:
             reference_scores=scores,
             provenance=candidate.provenance,
             split=metadata.get("split"),
+            difficulty_levels=report.difficulty_levels if report.difficulty_levels > 1 else None,
         )
 
     def _metadata(self, candidate: Candidate, report: ValidationReport) -> dict[str, Any]:

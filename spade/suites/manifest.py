@@ -69,13 +69,14 @@ class EnvEntry:
     provenance: dict[str, Any] | None = None
     split: str | None = None
     """`train` or `heldout` (SPLITS); None in an unsplit suite, where every env is `train`."""
+    difficulty_levels: int | None = None
+    """Levels 0..N-1 the env takes at reset (the difficulty contract); None: no knob."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        if self.provenance is None:
-            del data["provenance"]
-        if self.split is None:
-            del data["split"]
+        for optional in ("provenance", "split", "difficulty_levels"):
+            if data[optional] is None:
+                del data[optional]
         return data
 
     @classmethod

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spade.envs.episode import EnvEpisode, play_actions
+from spade.envs.random_agent import RANDOM_AGENT, random_policy
 from spade.envs.remote import EnvLoadError, RemoteEnv
 from spade.sandbox import SandboxConfig, SandboxError
 from spade.suites.manifest import ReferenceScores
-from spade.suites.random_agent import RANDOM_AGENT, RandomAgent, agent_seed
 
 
 class PlayError(Exception):
@@ -44,17 +44,7 @@ def play_solution(env: RemoteEnv, seed: int) -> Episode:
 def play_random(env: RemoteEnv, seed: int) -> Episode:
     """Play one episode of the seeded random agent on `seed`."""
     try:
-        agent = RandomAgent(agent_seed(seed), env.spec.tools)
-        turns = 0
-
-        def act(observation: str) -> str:
-            nonlocal turns
-            if turns == 0:
-                agent.begin(observation)  # the agent reads only the first observation
-            turns += 1
-            return agent.act()
-
-        return Episode.of(play_actions(env, seed, act), seed)
+        return Episode.of(play_actions(env, seed, random_policy(seed, env.spec.tools)), seed)
     except (SandboxError, EnvLoadError) as exc:
         raise PlayError(f"random agent on seed {seed}: {exc}") from None
 

@@ -139,3 +139,47 @@ BROKEN = {
 # A privileged one-action solution (it knows the code), but wrong guesses get feedback and the
 # episode goes on: multi-turn for a player who does not know the code.
 ORACLE_LOCK = broken('return ["\\\\boxed{000}", ', "return [")
+
+# The lock with a difficulty knob: level 0 has one digit and 4 turns, the top level (the
+# default) three digits and 40 turns.
+LEVELLED_TEXT = broken(
+    """    def __init__(self, max_turns=40):
+        self.max_turns = max_turns
+
+    def reset(self, seed=None):
+        rng = random.Random(seed)
+        self.code = [rng.randint(0, 9) for _ in range(3)]""",
+    """    difficulty_levels = 3
+
+    def __init__(self):
+        self.max_turns = 40
+
+    def reset(self, seed=None, options=None):
+        level = (options or {}).get("difficulty", 2)
+        self.max_turns = (4, 12, 40)[level]
+        rng = random.Random(seed)
+        self.code = [rng.randint(0, 9) for _ in range(level + 1)]""",
+)
+LEVELLED_TEXT = broken("(\\d{3})", "(\\d+)", LEVELLED_TEXT)
+LEVELLED_TEXT = broken('return "Guess the 3-digit code as \\\\boxed{123}.", {}',
+                       'return f"Guess the {len(self.code)}-digit code as \\\\boxed{{123}}.", {}',
+                       LEVELLED_TEXT)  # fmt: skip
+LEVELLED_TEXT = broken("if right == 3:", "if right == len(self.code) == len(guess):",
+                       LEVELLED_TEXT)  # fmt: skip
+# The first guess is wrong in every digit, whatever the code (a one-digit code may be 0).
+LEVELLED_TEXT = broken(
+    'return ["\\\\boxed{000}", ',
+    'return ["\\\\boxed{" + "".join(str((c + 1) % 10) for c in self.code) + "}", ',
+    LEVELLED_TEXT,
+)
+
+# Levels declared but ignored: every level is the same task.
+IGNORED_LEVELS = broken("[rng.randint(0, 9) for _ in range(level + 1)]",
+                        "[rng.randint(0, 9) for _ in range(3)]", LEVELLED_TEXT)  # fmt: skip
+# Without a difficulty the env plays its easiest level, not its top one.
+DEFAULT_NOT_TOP = broken('get("difficulty", 2)', 'get("difficulty", 0)', LEVELLED_TEXT)
+# Pays for anything: an unreadable guess earns 0.6, so repeating "" scores 0.6.
+PAYS_FOR_NOTHING = broken('"Invalid guess.", 0.0, False,', '"Invalid guess.", 0.6, False,')
+# Solved by saying nothing: the first unreadable guess opens the lock.
+SOLVED_BY_NOTHING = broken('return "Invalid guess.", 0.0, False, self.turns >= self.max_turns, {}',
+                           'return "Open!", 1.0, True, False, {}')  # fmt: skip

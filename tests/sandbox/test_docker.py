@@ -177,8 +177,8 @@ def test_good_env_loads_resets_and_steps(docker_backend: Any, docker_config: San
         assert worker.call("ping") == {"pid": 1, "uid": 65534}
         assert worker.call("load", source=GOOD)["classes"] == ["CountEnv"]
         assert worker.call("new")["class_name"] == "CountEnv"
-        assert worker.call("reset", seed=7) == {"observation": "count to three",
-                                                "info": {"seed": 7}}  # fmt: skip
+        reset = worker.call("reset", seed=7)
+        assert reset == {"observation": "count to three", "info": {"seed": 7}, "max_turns": None}
         actions = worker.call("solution")["actions"]
         replies = [worker.call("step", action=a) for a in actions]
         assert replies[-1]["reward"] == 1.0 and replies[-1]["terminated"] is True

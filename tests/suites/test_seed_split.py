@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from spade.envs.episode import EnvEpisode, play_actions
+from spade.envs.random_agent import RandomAgent, agent_seed
 from spade.suites import SEED_SUITE, Suite, SuiteEnv, SuiteError, load_suite, verify_suite
-from spade.suites.random_agent import RandomAgent, agent_seed
 
 ROOT = Path(__file__).resolve().parents[2] / "envs_snapshots"
 SPLIT_LINE = re.compile(r'\n        "split": "(train|heldout)",\n')

@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from spade.envs.random_agent import templates, vocabulary
 from spade.envs.tools import parse_tool_call
 from spade.suites import (
     FreezeReport,
@@ -19,7 +20,6 @@ from spade.suites import (
     resolve_suite,
 )
 from spade.suites.manifest import semver_key
-from spade.suites.random_agent import templates, vocabulary
 from spade.suites.store import ROOT_ENV_VAR
 from tests.suites.suite_sources import SPELL, SUITE, VERSION
 

@@ -66,8 +66,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
+from spade.envs.random_agent import RandomAgent, agent_seed
 from spade.envs.tools import tool_call_action
-from spade.suites.random_agent import RandomAgent, agent_seed
 
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 

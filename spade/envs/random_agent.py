@@ -14,6 +14,7 @@ import math
 import random
 import re
 import string
+from collections.abc import Callable
 from typing import Any
 
 from spade.envs.tools import tool_call_action
@@ -144,3 +145,19 @@ class RandomAgent:
             low, high = math.ceil(low), math.floor(high)
             return self.rng.randint(low, max(low, high))
         return round(self.rng.uniform(low, high), 2)
+
+
+def random_policy(episode_seed: int, tools: list[dict[str, Any]] | None) -> Callable[[str], str]:
+    """The seeded random agent as a policy for `play_actions`: it reads only the first
+    observation, then answers every turn with a random plausible action."""
+    agent = RandomAgent(agent_seed(episode_seed), tools)
+    turns = 0
+
+    def act(observation: str) -> str:
+        nonlocal turns
+        if turns == 0:
+            agent.begin(observation)
+        turns += 1
+        return agent.act()
+
+    return act
