@@ -36,8 +36,9 @@ Two checks need a definition of their own:
 - `difficulty_levels`: an env that declares `difficulty_levels = N` (N > 1) takes a level at
   `reset(seed, options={"difficulty": d})`, d in 0..N-1, and defaults to its top level. Each
   level must be solvable by `solution()` within that level's budget, adjacent levels must give
-  different episodes, and the top level's solutions must be longer (in actions or characters)
-  than level 0's: a knob that changes nothing is no curriculum.
+  different episodes, and the top level must be bigger than level 0 by one measure at least:
+  the solution's actions, its characters, or the task text's characters (a bigger problem
+  stated in the same one answer). A knob that changes nothing is no curriculum.
 - `no_free_credit`: partial credit is paid for progress, never for any action. The seeded
   random agent and a no-op player (the empty reply; `{}` for a tool env) play more seeds than
   the other checks, at every level; each must average at most `FREE_CREDIT_SHARE` of the
@@ -54,7 +55,7 @@ from typing import Any
 
 import jsonschema
 
-from spade.envs.episode import DEFAULT_TURN_CAP, EnvEpisode, play_actions, turn_cap
+from spade.envs.episode import DEFAULT_TURN_CAP, EnvEpisode, EnvHandle, play_actions, turn_cap
 from spade.envs.random_agent import random_policy
 from spade.envs.remote import EnvSpec, RemoteEnv
 from spade.envs.tools import ToolSchemaError, tool_call_action, validate_tools
@@ -130,7 +131,7 @@ def _trace(episode: EnvEpisode) -> Trace:
 
 
 class _Validator:
-    def __init__(self, env: RemoteEnv, seeds: list[int]) -> None:
+    def __init__(self, env: EnvHandle, seeds: list[int]) -> None:
         self.env = env
         self.seeds = seeds
         self.spec: EnvSpec | None = None
@@ -349,7 +350,7 @@ class _Validator:
             )
         sizes, firsts = [], []
         for level in range(levels):
-            actions, chars, observations = 0, 0, []
+            actions, chars, text, observations = 0, 0, 0, []
             for seed in self.seeds:
                 observation, _ = self.env.reset(seed, level)
                 solution = self.env.solution()
@@ -362,8 +363,9 @@ class _Validator:
                     )
                 actions += len(solution)
                 chars += sum(len(a) for a in solution)
+                text += len(observation)
                 observations.append((observation, tuple(solution)))
-            sizes.append((actions / len(self.seeds), chars / len(self.seeds)))
+            sizes.append(tuple(n / len(self.seeds) for n in (actions, chars, text)))
             firsts.append(observations)
         same = [f"{a}-{a + 1}" for a in range(top) if firsts[a] == firsts[a + 1]]
         if same:
@@ -371,16 +373,16 @@ class _Validator:
                 f"levels {', '.join(same)} give the same task and solution on seeds "
                 f"{self.seeds}: a level must change the task"
             )
-        (low_actions, low_chars), (top_actions, top_chars) = sizes[0], sizes[top]
-        if not (top_actions > low_actions or top_chars > low_chars):
+        low, high = sizes[0], sizes[top]
+        if not any(h > lo for lo, h in zip(low, high, strict=True)):
             raise CheckFailed(
-                f"the top level's solutions ({top_actions:g} actions, "
-                f"{top_chars:g} chars) are no longer than level 0's "
-                f"({low_actions:g}, {low_chars:g}): levels must get harder"
+                f"the top level is no bigger than level 0 (solution actions, solution chars, "
+                f"task chars: {_sizes(high)} vs {_sizes(low)}): levels must get harder"
             )
         return (
-            f"{levels} levels; solutions {low_actions:.1f} -> {top_actions:.1f} actions "
-            f"({low_chars:.0f} -> {top_chars:.0f} chars)"
+            f"{levels} levels; from level 0 to {top}: solutions {low[0]:.1f} -> {high[0]:.1f} "
+            f"actions ({low[1]:.0f} -> {high[1]:.0f} chars), task {low[2]:.0f} -> "
+            f"{high[2]:.0f} chars"
         )
 
     def check_no_free_credit(self) -> str:
@@ -431,6 +433,10 @@ class _Validator:
 
 CHECK_NAMES: tuple[str, ...] = _Validator.CHECKS
 """Every check, in the order they run (and are reported)."""
+
+
+def _sizes(sizes: tuple[float, ...]) -> str:
+    return ", ".join(f"{n:g}" for n in sizes)
 
 
 def _at_level(level: int | None) -> str:
@@ -537,32 +543,36 @@ def validate_source(
     deadline_s: float = 60.0,
 ) -> ValidationReport:
     """Run every check on one env source in the sandbox; never raises for a bad env."""
-    started = time.perf_counter()
     env = RemoteEnv(source, filename, config)
-    validator = _Validator(env, list(range(max(1, seeds))))
-    results: list[CheckResult] = []
     try:
-        for name in _Validator.CHECKS:
-            elapsed = time.perf_counter() - started
-            if elapsed > deadline_s:
-                results.append(
-                    CheckResult(
-                        name, False, f"not run: over the {deadline_s:g} s validation budget"
-                    )
-                )
-                continue
-            try:
-                result = _run_one(getattr(validator, f"check_{name}"), name)
-            except _Abort as abort:
-                results.append(abort.args[0])
-                results += _not_run(name, "the sandbox stopped the env")
-                break
-            results.append(result)
-            if not result.passed and name in _Validator.FATAL:
-                results += _not_run(name, f"{name} failed")
-                break
+        return validate_env(env, seeds, deadline_s)
     finally:
         env.close()
+
+
+def validate_env(env: EnvHandle, seeds: int = 3, deadline_s: float = 60.0) -> ValidationReport:
+    """Run every check on an opened env (a `RemoteEnv`, or one of spade's own in-process
+    envs); never raises for a bad env. The caller closes it."""
+    started = time.perf_counter()
+    validator = _Validator(env, list(range(max(1, seeds))))
+    results: list[CheckResult] = []
+    for name in _Validator.CHECKS:
+        elapsed = time.perf_counter() - started
+        if elapsed > deadline_s:
+            results.append(
+                CheckResult(name, False, f"not run: over the {deadline_s:g} s validation budget")
+            )
+            continue
+        try:
+            result = _run_one(getattr(validator, f"check_{name}"), name)
+        except _Abort as abort:
+            results.append(abort.args[0])
+            results += _not_run(name, "the sandbox stopped the env")
+            break
+        results.append(result)
+        if not result.passed and name in _Validator.FATAL:
+            results += _not_run(name, f"{name} failed")
+            break
     valid = len(results) == len(_Validator.CHECKS) and all(r.passed for r in results)
     spec = validator.spec
     returns = validator.returns

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from spade.envs.remote import RemoteEnv, StepResult
+from spade.envs.remote import EnvSpec, StepResult
 
 DEFAULT_TURN_CAP = 30
 """Agent turns allowed in an env that declares no `max_turns`."""
@@ -32,6 +33,28 @@ def turn_cap(max_turns: int | None, override: int | None = None) -> int:
     return override or max_turns or DEFAULT_TURN_CAP
 
 
+class EnvHandle(Protocol):
+    """What an episode needs of an env: `RemoteEnv` (sandboxed env code), its Ray proxy, or
+    an in-process env of spade's own (`spade.procedural`)."""
+
+    @property
+    def spec(self) -> EnvSpec: ...
+
+    def load(self) -> list[str]: ...
+
+    def reset(
+        self, seed: int | None = None, difficulty: int | None = None
+    ) -> tuple[str, dict[str, Any]]: ...
+
+    def step(self, action: str) -> StepResult: ...
+
+    def solution(self) -> list[str]: ...
+
+    def state(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
 class EpisodeOver(RuntimeError):
     """`step()` was asked of an episode that has already ended."""
 
@@ -44,7 +67,7 @@ class EnvEpisode:
     make: a check failure, a failed play, ...).
     """
 
-    env: RemoteEnv
+    env: EnvHandle
     cap_override: int | None = None
     difficulty: int | None = None
     """The level every reset asks for (None: the env's default, its top level)."""
@@ -98,7 +121,7 @@ class EnvEpisode:
 
 
 def play_actions(
-    env: RemoteEnv,
+    env: EnvHandle,
     seed: int | None,
     actions: Iterable[str] | Callable[[str], str | None],
     cap: int | None = None,

@@ -55,6 +55,7 @@ RUNNERS: dict[str, str] = {
     "acebench": "spade.evals.acebench:AceBenchBenchmark",
     "reasoning_gym": "spade.evals.rg_runner:ReasoningGymBenchmark",
     "games": "spade.evals.games_runner:GamesBenchmark",
+    "ladder": "spade.evals.ladder_runner:LadderBenchmark",
 }
 
 

@@ -21,7 +21,7 @@ from spade.resources import shipped_dir
 _Options = TypeVar("_Options", bound=BaseModel)
 BENCHMARKS_DIR = shipped_dir("benchmarks")
 RunnerName = Literal[
-    "lm_eval", "code", "bfcl", "acebench", "games", "reasoning_gym", "suite"
+    "lm_eval", "code", "bfcl", "acebench", "games", "reasoning_gym", "suite", "ladder"
 ]  # fmt: skip
 
 

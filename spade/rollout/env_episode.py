@@ -19,8 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spade.envs.episode import EnvEpisode, is_solved
-from spade.envs.remote import RemoteEnv
+from spade.envs.episode import EnvEpisode, EnvHandle, is_solved
 from spade.models.chat_template import ChatTokens
 from spade.models.policy import Completion, FinishReason, Message, SamplingParams
 from spade.rollout.agent_prompt import action_from_reply, system_prompt
@@ -36,7 +35,7 @@ observation stay)."""
 class EpisodeSpec:
     key: str
     """Identifies the episode in requests and records (e.g. `ENV_ID/SEED`)."""
-    make_env: Callable[[], RemoteEnv]
+    make_env: Callable[[], EnvHandle]
     seed: int
     hint: str | None = None
     turn_cap: int | None = None
@@ -109,7 +108,7 @@ class EnvDriver:
         self.chat_tokens = chat_tokens
         self.max_context = max_context
         self.episode = Episode(spec.key, spec.seed, spec.hint)
-        self._env: RemoteEnv | None = None
+        self._env: EnvHandle | None = None
         self._play: EnvEpisode | None = None
         self._next_ids: tuple[int, ...] | None = None
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from spade.envs.episode import EnvHandle
 from spade.envs.remote import RemoteEnv
 from spade.models.chat_template import ChatTokens
 from spade.models.policy import SamplingParams
@@ -33,6 +34,13 @@ class PlayableEnv:
     """A frozen suite env's evaluation seeds: never drawn for its training plays."""
     max_turns: int | None = None
     """The turn budget the env states (a frozen suite's manifest), where known."""
+    levels: int = 1
+    """Difficulty levels the env takes at reset (1: no knob)."""
+    difficulty: int | None = None
+    """The level this iteration's plays use (None: the env's default, its top level)."""
+    opener: Callable[[], EnvHandle] | None = field(default=None, compare=False)
+    """Opens one of spade's own in-process envs (a procedural task); None: `source` runs in
+    the sandbox."""
 
 
 @dataclass
@@ -83,12 +91,12 @@ def play_envs(
     specs: list[EpisodeSpec] = []
     for index, result in enumerate(results):
         env = result.env
-        make = partial(open_env, env.source, config=sandbox)
+        make = env.opener or partial(open_env, env.source, config=sandbox)
         for n, seed in enumerate(result.seeds):
-            cap = rollout.turn_cap
-            specs.append(EpisodeSpec(f"{index}/plain/{n}", make, seed, None, cap))
+            cap, level = rollout.turn_cap, env.difficulty
+            specs.append(EpisodeSpec(f"{index}/plain/{n}", make, seed, None, cap, level))
             if with_hints and env.hint:
-                specs.append(EpisodeSpec(f"{index}/hint/{n}", make, seed, env.hint, cap))
+                specs.append(EpisodeSpec(f"{index}/hint/{n}", make, seed, env.hint, cap, level))
     drivers = [EnvDriver(spec, "agent", rollout.sampling, rollout.chat_tokens,
                          rollout.max_context) for spec in specs]  # fmt: skip
     play(drivers, respond, phase="agent", window=WINDOW)

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from spade.envs.scaffold import Scaffold
+from spade.procedural import SchedulerConfig
 from spade.rl.config import UpdateConfig
 from spade.sandbox import SandboxConfig
 
@@ -131,6 +132,27 @@ class MemoryConfig(_Strict):
     )
 
 
+class PoolConfig(_Strict):
+    """The adaptive pool (RLVE): procedural tasks beside the suite's envs in fixed mode, and
+    a difficulty ceiling per env with levels that rises as the policy solves its level."""
+
+    tasks: dict[str, int] = Field(
+        default_factory=dict,
+        description="Reasoning-Gym tasks added to the fixed baseline's pool as multi-turn envs "
+        "(spade.procedural), each with the number of its curriculum's levels to use; "
+        "spade.procedural.POOL_TASKS is the shipped pool",
+    )  # fmt: skip
+    attempts: int = Field(3, ge=1, description="answers a procedural episode allows")
+    schedule_levels: bool = Field(
+        False,
+        description="play every env that has difficulty levels (suite envs of spade-seed@1.2.0, "
+        "procedural tasks) at a level the scheduler draws; False: at its default, top level",
+    )  # fmt: skip
+    scheduler: SchedulerConfig = Field(
+        default_factory=SchedulerConfig, description="the ceiling rule and its constants"
+    )
+
+
 class RewardConfig(_Strict):
     kind: RewardKind = Field("blend", description="designer reward")
     invalid_penalty: float | None = Field(
@@ -222,6 +244,7 @@ class TrainConfig(_Strict):
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
+    pool: PoolConfig = Field(default_factory=PoolConfig)
     update: dict[str, Any] = Field(
         default_factory=lambda: dict(UPDATE_DEFAULTS),
         description="spade.rl.config.UpdateConfig fields; those not given keep the laptop "

@@ -13,6 +13,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from spade.distributed import ClusterError, EnvHosts
 from spade.envs.remote import RemoteEnv
 from spade.models.chat_template import ChatTokens
 from spade.models.policy import Completion, SamplingParams
+from spade.procedural import LevelScheduler
 from spade.rl.advantages import designer_advantages
 from spade.rl.learner import Learner
 from spade.rl.samples import TrainingSample
@@ -30,7 +32,13 @@ from spade.rollout import GenRequest, PolicyResponder, Responder
 from spade.sandbox import SandboxConfig
 from spade.selfplay import loop_state
 from spade.selfplay.agent_step import EnvPlays, PlayableEnv, Rollout, agent_samples, play_envs
-from spade.selfplay.config import ConfigError, RayConfig, RewardConfig, TrainConfig, dump_config
+from spade.selfplay.config import (
+    ConfigError,
+    RayConfig,
+    RewardConfig,
+    TrainConfig,
+    dump_config,
+)
 from spade.selfplay.design_step import (
     Candidate,
     DesignTimes,
@@ -41,6 +49,7 @@ from spade.selfplay.design_step import (
 from spade.selfplay.designer import extract_code
 from spade.selfplay.generation import make_engine
 from spade.selfplay.memory import EnvMemory, MemoryEntry, cold_start_envs, new_entry_id
+from spade.selfplay.pool import level_metrics, procedural_envs
 from spade.selfplay.rewards import DesignerRewardConfig, SkillEMA, designer_reward
 from spade.selfplay.run_log import RunLog
 from spade.suites import load_suite
@@ -61,6 +70,7 @@ class SelfPlayRun:
         self.engine = make_engine(config, self.learner, run_dir)
         self.memory = EnvMemory(config.memory.capacity)
         self.ema = SkillEMA()
+        self.scheduler = LevelScheduler(config.pool.scheduler)
         self.step = 0
         self.log = RunLog(run_dir)
         self.corpus = None
@@ -73,11 +83,14 @@ class SelfPlayRun:
 
     # -- set-up and resume ------------------------------------------------------------------
     def _fixed_pool(self) -> list[PlayableEnv]:
+        """The suite's train envs (within the turn cap, with `agent.fit_turn_cap`), then the
+        procedural tasks of `pool.tasks`."""
         suite = load_suite(self.config.fixed_suite, self.suites_root)
         pool = [PlayableEnv(env.id, env.source(), env.entry.hint, env.entry.kind, env.entry.skill,
-                            frozenset(env.entry.eval_seeds), env.entry.max_turns)
+                            frozenset(env.entry.eval_seeds), env.entry.max_turns,
+                            env.entry.difficulty_levels or 1)
                 for env in suite.envs_in("train")]  # fmt: skip
-        return self._within_turn_cap(pool)
+        return self._within_turn_cap(pool) + procedural_envs(self.config.pool)
 
     def _within_turn_cap(self, pool: list[PlayableEnv]) -> list[PlayableEnv]:
         """With `agent.fit_turn_cap`, the suite envs whose stated budget fits in the turn cap:
@@ -101,6 +114,7 @@ class SelfPlayRun:
         state = loop_state.read(checkpoint)
         self.step = state.step
         self.ema = state.ema
+        self.scheduler = LevelScheduler.from_json(state.scheduler, self.config.pool.scheduler)
         self.memory = EnvMemory.load(checkpoint, self.config.memory.capacity)
         self.memory.save(self.run_dir)
         self.log.truncate_after(self.step - 1)
@@ -179,6 +193,7 @@ class SelfPlayRun:
             self.engine.sync()
         timings["weight_sync"] = time.perf_counter() - sync_started
         remembered = self._remember(candidates, plays, envs)
+        self._schedule(plays)
         self.step += 1
         respond.close()
         metrics: dict[str, Any] = {}
@@ -191,6 +206,7 @@ class SelfPlayRun:
             timings["checkpoint"] = time.perf_counter() - checkpoint_started
             timings["total"] = time.perf_counter() - started
             metrics.update(_metrics(candidates, plays, envs, samples, update, timings))
+            metrics.update(level_metrics(plays, self.scheduler))
             self.log.write(step, metrics)
             self.log.write_designs(step, [_design_record(c, remembered.get(id(c)))
                                           for c in candidates])  # fmt: skip
@@ -207,7 +223,8 @@ class SelfPlayRun:
         if self.config.mode == "fixed":
             count = agent.envs_per_iteration or designer.designs_per_iteration * designer.group_size
             pool = self.fixed_pool
-            return [(env, None) for env in rng.sample(pool, min(count, len(pool)))]
+            return [(self._at_level(env, rng), None)
+                    for env in rng.sample(pool, min(count, len(pool)))]  # fmt: skip
         chosen = [(PlayableEnv(c.group, c.code or "", c.hint, c.request.kind, c.request.skill), c)
                   for c in candidates if c.valid]  # fmt: skip
         # `envs_per_iteration`: replays fill up what the designs left, so the agent plays as
@@ -221,7 +238,21 @@ class SelfPlayRun:
                 PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds, e.max_turns)
                 for e in self.cold_start])  # fmt: skip
             replay += rng.sample(cold, min(wanted - len(replay), len(cold)))
-        return chosen + [(env, None) for env in replay]
+        return chosen + [(self._at_level(env, rng), None) for env in replay]
+
+    def _at_level(self, env: PlayableEnv, rng: random.Random) -> PlayableEnv:
+        """`env` at the level the scheduler draws for it (`pool.schedule_levels`), else as is."""
+        if not self.config.pool.schedule_levels or env.levels < 2:
+            return env
+        return replace(env, difficulty=self.scheduler.sample(env.key, env.levels, rng))
+
+    def _schedule(self, plays: list[EnvPlays]) -> None:
+        """Count each unhinted play at its level: what the policy solves moves the ceilings."""
+        for result in plays:
+            level = result.env.difficulty
+            if level is not None:
+                for episode in result.unhinted:
+                    self.scheduler.record(result.env.key, level, episode.solved)
 
     def _designer_samples(
         self,
@@ -270,7 +301,8 @@ class SelfPlayRun:
 
         def extra(directory: Path) -> None:
             self.memory.save(directory)
-            loop_state.write(directory, loop_state.LoopState(self.step, self.ema))
+            state = loop_state.LoopState(self.step, self.ema, self.scheduler.to_json())
+            loop_state.write(directory, state)
             if then is not None:
                 then()
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from spade.selfplay.rewards import SkillEMA
 
@@ -16,10 +17,13 @@ class LoopState:
     step: int
     """Iterations completed."""
     ema: SkillEMA
+    scheduler: dict[str, Any] = field(default_factory=dict)
+    """The level scheduler's ceilings (`spade.procedural.LevelScheduler.to_json`)."""
 
 
 def write(directory: Path, state: LoopState) -> None:
-    data = {"step": state.step, "ema_alpha": state.ema.alpha, "ema": dict(state.ema.values)}
+    data = {"step": state.step, "ema_alpha": state.ema.alpha, "ema": dict(state.ema.values),
+            "scheduler": state.scheduler}  # fmt: skip
     (directory / FILE).write_text(json.dumps(data, indent=2, sort_keys=True))
 
 
@@ -27,4 +31,5 @@ def read(directory: Path) -> LoopState:
     data = json.loads((directory / FILE).read_text())
     ema = SkillEMA(alpha=data["ema_alpha"])
     ema.values.update(data["ema"])
-    return LoopState(int(data["step"]), ema)
+    # A checkpoint written before the scheduler existed has no ceilings: all start over.
+    return LoopState(int(data["step"]), ema, data.get("scheduler", {}))

@@ -19,6 +19,8 @@ CURVES = [
     ("update/agent/with_gradient", "agent samples with gradient"),
     ("update/designer/with_gradient", "designer samples with gradient"),
     ("update/mismatch/logprob_abs_diff_mean", "rollout-vs-learner |Δ logprob|"),
+    ("levels/played_mean", "difficulty level played, mean (adaptive pool)"),
+    ("levels/ceiling_mean", "difficulty ceiling, mean over envs (adaptive pool)"),
 ]
 
 
@@ -108,7 +110,9 @@ def curves_figure(runs: dict[str, list[dict[str, Any]]]) -> Any:
     columns = 3
     rows = -(-len(CURVES) // columns)
     figure, grid = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows))
-    for axis, (key, title) in zip(grid.flat, CURVES, strict=True):
+    for axis in grid.flat[len(CURVES) :]:
+        axis.remove()  # the grid is rounded up to whole rows
+    for axis, (key, title) in zip(grid.flat[: len(CURVES)], CURVES, strict=True):
         for label, records in runs.items():
             values = [(r["step"], curve_value(r, key)) for r in records]
             points = [(step, value) for step, value in values if finite(value)]

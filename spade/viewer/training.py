@@ -36,6 +36,7 @@ ITERATION_COLUMNS = [  # (metric, column title, shown as a rate with three decim
     ("envs/win_rate", "win rate", True), ("envs/regret", "regret", True),
     ("agent/return", "return", True), ("agent/progress", "progress", True),
     ("agent/truncated", "truncated", True), ("update/loss", "loss", True),
+    ("levels/played_mean", "level played", True), ("levels/ceiling_mean", "ceiling", True),
     ("time/total", "seconds", False),
 ]  # fmt: skip
 

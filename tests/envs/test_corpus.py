@@ -43,7 +43,7 @@ EXERCISES = {
     "tile_rotation": ("ends_within_max_turns", "no max_turns declared"),
     "cave_keys": ("ends_within_max_turns", "truncated the episode after 40"),
     "word_ladder": ("ends_within_max_turns", "terminated the episode after 1 probe"),
-    "tower_levels": ("difficulty_levels", "4 levels; solutions 3.0 -> 31.0 actions"),
+    "tower_levels": ("difficulty_levels", "4 levels; from level 0 to 3: solutions 3.0 -> 31.0"),
 }
 # Valid envs that raise when stepped after their episode ended (allowed: nobody does that).
 RAISE_AFTER_END = ("alarm_vault", "parcel_conveyor", "riddle_chain", "ticket_triage_tools")

@@ -25,7 +25,8 @@ def _check(source: str, name: str):
 def test_a_levelled_env_is_valid_and_its_levels_are_reported() -> None:
     report, levels = _check(LEVELLED_TEXT, "difficulty_levels")
     assert report.valid, report.failed()
-    assert levels.detail.startswith("3 levels; solutions 2.0 -> 2.0 actions (18 -> 22 chars)")
+    expected = "3 levels; from level 0 to 2: solutions 2.0 -> 2.0 actions (18 -> 22 chars)"
+    assert levels.detail.startswith(expected)
 
 
 def test_a_level_sets_the_episode_and_its_turn_budget() -> None:

@@ -519,3 +519,40 @@ def test_fit_turn_cap_and_envs_per_iteration_choose_what_the_agent_plays(
     too_short = tiny_config(tiny_model_dir, mode="fixed", **{"agent.fit_turn_cap": True})
     with pytest.raises(ConfigError, match="agent.fit_turn_cap"):  # turn_cap 3: no env fits
         SelfPlayRun(load_config(None, too_short), tmp_path / "short")
+
+
+def test_the_adaptive_pool_plays_scheduled_levels_and_resume_restores_the_ceilings(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Fixed mode on spade-seed@1.2.0 plus a procedural task: every play happens at the
+    level its env's ceiling allows, what the (tiny, never-solving) policy does moves the
+    ceilings (demotion configured here), and a resumed run has them back."""
+    overrides = {"mode": "fixed", "fixed_suite": "spade-seed@1.2.0", "iterations": 2,
+                 "agent.envs_per_iteration": 2, "agent.plays": 2,
+                 "pool.tasks": {"family_relationships": 5}, "pool.schedule_levels": True,
+                 "pool.scheduler.start": 3, "pool.scheduler.span": 1,
+                 "pool.scheduler.window": 2, "pool.scheduler.demote_below": 0.0}  # fmt: skip
+    config = load_config(None, tiny_config(tiny_model_dir, **overrides))
+
+    def start(run: SelfPlayRun) -> SelfPlayRun:
+        keep = ("rg:family_relationships", "spade-seed/HiddenNumberEnv-v1")
+        run.fixed_pool = [env for env in run.fixed_pool if env.key in keep]
+        return run
+
+    run = start(SelfPlayRun(config, tmp_path / "run"))
+    assert len(run.fixed_pool) == 2
+    assert [e.levels for e in run.fixed_pool] == [5, 5]
+    run.start()
+    metrics = run.iteration()
+    # Two unsolved plays at ceiling 3 make a full window at 0 success: one level down.
+    assert metrics["levels/played_mean"] == 3.0
+    assert metrics["levels/ceilings"] == {"rg:family_relationships": 2,
+                                          "spade-seed/HiddenNumberEnv-v1": 2}  # fmt: skip
+    episodes = [json.loads(line) for line in (tmp_path / "run/episodes.jsonl").open()]
+    assert any(e["env"] == "rg:family_relationships" for e in episodes)
+    saved = run.scheduler.to_json()
+    del run
+    resumed = start(SelfPlayRun(config, tmp_path / "run"))
+    resumed.resume()
+    assert resumed.scheduler.to_json() == saved
+    assert resumed.iteration()["levels/played_mean"] == 2.0

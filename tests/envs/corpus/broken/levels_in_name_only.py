@@ -17,8 +17,10 @@ class CrateSearchEnv:
         rng = random.Random(seed)
         self.crate = rng.randint(1, 16)
         self.low, self.high, self.turns = 1, 16, 0
-        return (f"[{NAMES[level]}] One of crates 1-16 holds the parcel. Name a crate as "
-                "\\boxed{N}; you hear 'higher' or 'lower'."), {"level": level}
+        return (
+            f"[{NAMES[level]}] One of crates 1-16 holds the parcel. Name a crate as "
+            "\\boxed{N}; you hear 'higher' or 'lower'."
+        ), {"level": level}
 
     def step(self, action):
         self.turns += 1

@@ -6,14 +6,30 @@ import json
 import random
 
 TOOLS = [
-    {"type": "function", "function": {
-        "name": "open_bin", "description": "Look inside a bin.",
-        "parameters": {"type": "object", "properties": {"bin": {"type": "integer"}},
-                       "required": ["bin"]}}},
-    {"type": "function", "function": {
-        "name": "report_total", "description": "Report the number of widgets in all bins.",
-        "parameters": {"type": "object", "properties": {"total": {"type": "integer"}},
-                       "required": ["total"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "open_bin",
+            "description": "Look inside a bin.",
+            "parameters": {
+                "type": "object",
+                "properties": {"bin": {"type": "integer"}},
+                "required": ["bin"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "report_total",
+            "description": "Report the number of widgets in all bins.",
+            "parameters": {
+                "type": "object",
+                "properties": {"total": {"type": "integer"}},
+                "required": ["total"],
+            },
+        },
+    },
 ]
 
 

@@ -24,9 +24,11 @@ class TowerLevelsEnv:
         self.pegs = {p: [] for p in "ABC"}
         self.pegs[self.start] = list(range(self.disks, 0, -1))
         self.turns = 0
-        return (f"{self.disks} disks are stacked on peg {self.start}. Move the tower to peg "
-                f"{self.target}, one disk per turn, never a larger disk on a smaller one. "
-                f"Reply \\boxed{{X->Y}}. You have {self.max_turns} moves."), {}
+        return (
+            f"{self.disks} disks are stacked on peg {self.start}. Move the tower to peg "
+            f"{self.target}, one disk per turn, never a larger disk on a smaller one. "
+            f"Reply \\boxed{{X->Y}}. You have {self.max_turns} moves."
+        ), {}
 
     def _credit(self):
         placed = 0
