@@ -21,12 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from spade.evals.benchmark import check_known_ids
 from spade.evals.declarations import Declaration, DeclarationError
 from spade.evals.samples import ProgressCallback, SampleResult
+from spade.evals.suite_runner import play_episodes
 from spade.procedural import PROCEDURAL_PREFIX, ProceduralEnv, TaskError
-from spade.rollout import EnvDriver, Episode, EpisodeSpec, Responder, play
+from spade.rollout import Episode, EpisodeSpec, Responder
 from spade.suites import SPLITS, SuiteEnv, load_suite
 from spade.suites.seeds import TRAINING_SEED_SPAN
 
-WINDOW = 32
 PROCEDURAL_EVAL_SEED = TRAINING_SEED_SPAN
 """Procedural evaluation seeds are PROCEDURAL_EVAL_SEED + i: training draws below it."""
 
@@ -113,15 +113,13 @@ class LadderBenchmark:
         progress: ProgressCallback | None = None,
     ) -> list[SampleResult]:
         check_known_ids(self.declaration.name, ids, dict.fromkeys(self.sample_ids(data_dir)))
-        name, sampling = self.declaration.name, self.declaration.generation.sampling()
-        drivers = [EnvDriver(self._spec(sample_id), name, sampling) for sample_id in ids]
-        play(drivers, respond, phase=name, window=WINDOW,
-             on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
+        specs = [self._spec(sample_id) for sample_id in ids]
+        episodes = play_episodes(self.declaration, specs, respond, progress)
         per_level: dict[str, int] = {}
         for sample_id in ids:
             level = _level(sample_id)
             per_level[level] = per_level.get(level, 0) + 1
-        return [self._result(d.episode, per_level, len(ids)) for d in drivers]
+        return [self._result(episode, per_level, len(ids)) for episode in episodes]
 
     def _result(self, episode: Episode, per_level: dict[str, int], total: int) -> SampleResult:
         level, key = _level(episode.key), episode.key.rpartition("@")[0]

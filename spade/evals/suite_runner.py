@@ -87,6 +87,21 @@ def suite_declaration(name: str) -> Declaration:
     )
 
 
+def play_episodes(
+    declaration: Declaration,
+    specs: list[EpisodeSpec],
+    respond: Responder,
+    progress: ProgressCallback | None = None,
+) -> list[Episode]:
+    """Every episode of `specs`, played without hints under the declaration's generation
+    settings, `WINDOW` envs at once; in the order of `specs`."""
+    name, sampling = declaration.name, declaration.generation.sampling()
+    drivers = [EnvDriver(spec, name, sampling) for spec in specs]
+    play(drivers, respond, phase=name, window=WINDOW,
+         on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
+    return [driver.episode for driver in drivers]
+
+
 def _named(ref: str) -> bool:
     """Whether `ref` names a frozen suite (NAME@VERSION) rather than a folder."""
     return "@" in ref and not Path(ref).exists()
@@ -125,11 +140,9 @@ class SuiteBenchmark:
         # train env, nor a seed training may have drawn.
         check_known_ids(self.declaration.name, ids, dict.fromkeys(self.sample_ids(data_dir)))
         specs = {sample_id: self._spec(sample_id) for sample_id in ids}
-        name, sampling = self.declaration.name, self.declaration.generation.sampling()
-        drivers = [EnvDriver(spec, name, sampling) for spec, _ in specs.values()]
-        play(drivers, respond, phase=name, window=WINDOW,
-             on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
-        return [self._result(d.episode, specs[d.key][1]) for d in drivers]
+        episodes = play_episodes(self.declaration, [s for s, _ in specs.values()], respond,
+                                 progress)  # fmt: skip
+        return [self._result(episode, specs[episode.key][1]) for episode in episodes]
 
     def _result(self, episode: Episode, env: SuiteEnv) -> SampleResult:
         success = float(episode.solved)

@@ -35,8 +35,11 @@ Write ONE Python file (standard library only) defining exactly one class whose n
 - `close(self)`.
 Text envs read the agent's command from `\\boxed{...}`. Tool-use envs also define `tools`
 (OpenAI function schemas) and take actions as JSON `{"name": ..., "arguments": {...}}`.
+Optionally a difficulty knob: `difficulty_levels = N` and `reset(self, seed=None,
+options=None)` taking level `options["difficulty"]` in 0..N-1 (default N-1), level 0 short.
 The env must be genuinely multi-turn: hidden state revealed by acting, partial credit for
-progress, several actions needed. No one-shot quizzes."""
+progress (random or empty commands must score well below the solution), several actions
+needed. No one-shot quizzes."""
 
 SCAFFOLD_CONTRACT = """\
 Write Python (standard library only) defining exactly one class whose name ends in `Env` and

@@ -350,3 +350,35 @@ def test_a_broken_teacher_names_the_env_and_seed(suite: Suite) -> None:
     renamed = _with_entry(env, class_name="CodeBreakerEnv")
     with pytest.raises(AgentDataError, match=r"HiddenNumberEnv-v1 seed \d+ \(scripted:code"):
         build_agent_data([renamed], 1, random.Random(0))
+
+
+def test_teacher_play_at_levels_takes_them_in_turn_and_leaves_out_what_it_cannot_solve() -> None:
+    levelled = load_suite("spade-seed@1.2.0").envs_in("train")
+    envs = [e for e in levelled if e.entry.class_name in ("HiddenNumberEnv", "SmartHomeEnv")]
+    skipped: list[str] = []
+    episodes = build_agent_data(envs, 4, random.Random(3), levels=[0, 1], skipped=skipped)
+    numbers = [e for e in episodes if e.env_id.endswith("HiddenNumberEnv-v1")]
+    assert [e.difficulty for e in numbers] == [0, 1, 0, 1] and all(e.solved for e in numbers)
+    assert all("4 guesses" in e.messages[1]["content"] for e in numbers if e.difficulty == 0)
+    # SmartHome's scripted teacher is written for the top level: below it, what it does not
+    # solve is listed and left out, never taught.
+    homes = [e for e in episodes if e.env_id.endswith("SmartHomeEnv-v1")]
+    assert all(e.solved for e in homes)
+    assert len(homes) + len(skipped) == 4 and skipped
+    assert all(s.startswith("spade-seed/SmartHomeEnv-v1@") for s in skipped)
+
+
+def test_procedural_episodes_answer_right_at_once_on_training_seeds() -> None:
+    from spade.procedural import POOL_TASKS
+    from spade.selfplay.warmup.agent_data import build_procedural_data
+    from spade.suites.seeds import TRAINING_SEED_SPAN
+
+    episodes = build_procedural_data(POOL_TASKS, 3, [0, 1, 2], 3, random.Random(0))
+    assert len(episodes) == 3 * len(POOL_TASKS)
+    assert all(e.solved and e.seed < TRAINING_SEED_SPAN for e in episodes)
+    islands = [e.difficulty for e in episodes if e.env_id == "rg:largest_island"]
+    assert islands == [0, 1, 0]  # the task has two levels here
+    first = episodes[0]
+    assert [m["role"] for m in first.messages] == ["system", "user", "assistant"]
+    assert first.messages[2]["content"].startswith("\\boxed{")
+    assert AgentEpisode.from_json(first.to_json()) == first

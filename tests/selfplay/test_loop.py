@@ -445,7 +445,9 @@ class TallyEnv(TextScaffold):
         if self.total > self.goal:
             self.total = 0
             return "Too far: back to 0.", 0.0
-        return f"Total {self.total}.", self.total / self.goal
+        # Most of the credit is for landing on the goal: adding at random comes close too.
+        progress = 1.0 if self.total == self.goal else 0.4 * self.total / self.goal
+        return f"Total {self.total}.", progress
 
     def solution(self):
         rest = ["\\\\boxed{%d}" % (self.goal % 3)] if self.goal % 3 else []

@@ -33,6 +33,7 @@ from spade.atomic import write_atomic
 from spade.envs.episode import EnvEpisode
 from spade.envs.remote import RemoteEnv
 from spade.envs.tools import tool_call_action
+from spade.procedural import ProceduralEnv
 from spade.rollout.agent_prompt import action_from_reply, system_prompt
 from spade.sandbox import SandboxConfig
 from spade.selfplay.warmup.teachers import (
@@ -80,6 +81,8 @@ class AgentEpisode:
     """Our turn cap ended it (also outside the task)."""
     solved: bool
     schema_version: int = SCHEMA_VERSION
+    difficulty: int | None = None
+    """The env's level for this episode (None: its default, the top level)."""
 
     @property
     def replies(self) -> list[str]:
@@ -136,9 +139,11 @@ def action_of(move: Move, tools: list[dict[str, Any]] | None) -> tuple[str, str]
     return reply, action
 
 
-def play_episode(env: SuiteEnv, remote: RemoteEnv, teacher: Teacher, seed: int) -> AgentEpisode:
-    """Reset `remote` on `seed` and let `teacher` play until the episode is over."""
-    episode = EnvEpisode(remote)
+def play_episode(
+    env: SuiteEnv, remote: RemoteEnv, teacher: Teacher, seed: int, level: int | None = None
+) -> AgentEpisode:
+    """Reset `remote` on `seed` (at `level`) and let `teacher` play until the episode is over."""
+    episode = EnvEpisode(remote, difficulty=level)
     observation = episode.reset(seed)
     tools = remote.spec.tools
     messages = [
@@ -170,6 +175,7 @@ def play_episode(env: SuiteEnv, remote: RemoteEnv, teacher: Teacher, seed: int) 
         truncated=episode.truncated,
         capped=episode.capped,
         solved=episode.solved,
+        difficulty=level,
     )
 
 
@@ -190,9 +196,15 @@ def build_agent_data(
     episodes_per_env: int,
     rng: random.Random,
     sandbox: SandboxConfig | None = None,
+    levels: Sequence[int] | None = None,
+    skipped: list[str] | None = None,
 ) -> list[AgentEpisode]:
     """`episodes_per_env` teacher-played episodes of every env, in order; the same `rng`
-    state gives the same episodes. Every env must be a train-split env."""
+    state gives the same episodes. Every env must be a train-split env.
+
+    With `levels`, the episodes of an env that has difficulty levels take them in turn (those
+    it has). A scripted teacher is written for the top level: below it, an episode it cannot
+    read or does not solve is left out (named in `skipped`) rather than taught."""
     for env in envs:
         check_trainable(env)
     episodes: list[AgentEpisode] = []
@@ -200,15 +212,67 @@ def build_agent_data(
         for env in envs:
             teacher = teacher_for(env.entry.class_name)
             seeds = training_seeds(env, episodes_per_env, rng)
+            playable = [lv for lv in levels or [] if lv < (env.entry.difficulty_levels or 1)]
             with env.remote(sandbox) as remote:
-                for seed in seeds:
+                for index, seed in enumerate(seeds):
+                    level = playable[index % len(playable)] if playable else None
+                    top = (env.entry.difficulty_levels or 1) - 1
+                    lenient = teacher.kind == "scripted" and level is not None and level < top
                     try:
-                        episodes.append(play_episode(env, remote, teacher, seed))
+                        episode: AgentEpisode | None = play_episode(env, remote, teacher, seed,
+                                                                    level)  # fmt: skip
+                    except TeacherError as exc:
+                        if not lenient:
+                            raise AgentDataError(f"{env.id} seed {seed} ({teacher.name}): "
+                                                 f"{exc}") from exc  # fmt: skip
+                        episode = None
                     except Exception as exc:
                         raise AgentDataError(
                             f"{env.id} seed {seed} ({teacher.name}): {exc}"
                         ) from exc
                     bar.update()
+                    if episode is not None and (episode.solved or not lenient):
+                        episodes.append(episode)
+                    elif skipped is not None:
+                        skipped.append(f"{env.id}@{level}/{seed} ({teacher.name})")
+    return episodes
+
+
+def build_procedural_data(
+    tasks: dict[str, int],
+    episodes_per_task: int,
+    levels: Sequence[int],
+    attempts: int,
+    rng: random.Random,
+) -> list[AgentEpisode]:
+    """`episodes_per_task` episodes of every procedural task (`spade.procedural`), its levels
+    in turn (those of `levels` it has), each answered right at once with the task's reference
+    answer: the format and the task, on training seeds (below every evaluation seed)."""
+    episodes: list[AgentEpisode] = []
+    for task, count in tasks.items():
+        env = ProceduralEnv(task, attempts, count)
+        playable = [lv for lv in levels if lv < env.spec.levels] or [env.spec.levels - 1]
+        seen: set[int] = set()
+        for index in range(episodes_per_task):
+            seed = rng.randrange(TRAINING_SEED_SPAN)
+            while seed in seen:
+                seed = rng.randrange(TRAINING_SEED_SPAN)
+            seen.add(seed)
+            level = playable[index % len(playable)]
+            observation, _ = env.reset(seed, level)
+            (reply,) = env.solution()
+            step = env.step(reply)
+            episodes.append(AgentEpisode(
+                env_id=env.key, seed=seed, teacher="solution", kind="reasoning", skill=task,
+                messages=[{"role": "system", "content": system_prompt(None, None)},
+                          {"role": "user", "content": observation},
+                          {"role": "assistant", "content": reply}],
+                rewards=[step.reward], final_reward=step.reward, terminated=step.terminated,
+                truncated=False, capped=False, solved=step.reward >= 1.0, difficulty=level,
+            ))  # fmt: skip
+            if step.reward < 1.0:
+                raise AgentDataError(f"{env.key} seed {seed}: its reference answer scored "
+                                     f"{step.reward}")  # fmt: skip
     return episodes
 
 

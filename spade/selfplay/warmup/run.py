@@ -49,6 +49,18 @@ class WarmupConfig(BaseModel):
     agent_episodes_per_env: int = Field(
         6, ge=0, description="teacher episodes per train env (0: a designer-only warm start)"
     )
+    agent_levels: list[int] | None = Field(
+        None,
+        description="difficulty levels the teacher episodes of an env with levels take in turn "
+        "(e.g. [0, 1, 2] for spade-seed@1.2.0); None: every episode at the env's default level",
+    )  # fmt: skip
+    pool_tasks: dict[str, int] = Field(
+        default_factory=dict,
+        description="procedural tasks (spade.procedural) to add reference-answer episodes of, "
+        "with the number of their levels to use, e.g. spade.procedural.POOL_TASKS",
+    )  # fmt: skip
+    pool_episodes_per_task: int = Field(0, ge=0, description="episodes per procedural task")
+    pool_attempts: int = Field(3, ge=1, description="attempts a procedural episode states")
     designer_examples: int = Field(160, ge=0, description="designer (and hint) examples")
     hint_examples: int | None = Field(
         None, ge=0, description="hint examples, from the first N designs (None: one per design); "
@@ -152,14 +164,33 @@ def _data(
 
 
 def _agent_records(config: WarmupConfig, data_dir: Path) -> list[dict[str, Any]]:
-    from spade.selfplay.warmup.agent_data import build_agent_data, summary
+    from spade.selfplay.warmup.agent_data import (
+        AgentEpisode,
+        build_agent_data,
+        build_procedural_data,
+        summary,
+    )
 
-    if config.agent_episodes_per_env == 0:
+    episodes: list[AgentEpisode] = []
+    skipped: list[str] = []
+    if config.agent_episodes_per_env:
+        rng = random.Random(f"warmup/agent/{config.seed}")
+        train_envs = load_suite(config.suite).envs_in("train")
+        episodes = build_agent_data(train_envs, config.agent_episodes_per_env, rng,
+                                    config.sandbox, config.agent_levels, skipped)  # fmt: skip
+    if config.pool_tasks and config.pool_episodes_per_task:
+        rng = random.Random(f"warmup/pool/{config.seed}")
+        levels = config.agent_levels or [0]
+        episodes += build_procedural_data(config.pool_tasks, config.pool_episodes_per_task,
+                                          levels, config.pool_attempts, rng)  # fmt: skip
+    if not episodes:
         return []
-    rng = random.Random(f"warmup/agent/{config.seed}")
-    train_envs = load_suite(config.suite).envs_in("train")
-    episodes = build_agent_data(train_envs, config.agent_episodes_per_env, rng, config.sandbox)
-    write_atomic(data_dir / "summary.md", summary(episodes) + "\n")
+    left_out = "".join(f"\n- {name}" for name in skipped)
+    if skipped:
+        left_out = (
+            f"\n\nLeft out below the top level (the scripted teacher did not solve):{left_out}"
+        )
+    write_atomic(data_dir / "summary.md", summary(episodes) + left_out + "\n")
     return [e.to_json() for e in episodes]
 
 
