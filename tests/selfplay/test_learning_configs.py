@@ -1,6 +1,6 @@
 """Every config under configs/ (the learning run's, the ladder's) loads with the loader of its
-command: a typo in a field, a bad section or an impossible combination fails here, not minutes into a
-warm start or an RL run. The kit arms differ only where they must."""
+command: a typo in a field, a bad section or an impossible combination fails here, not
+minutes into a warm start or an RL run. The kit arms differ only where they must."""
 
 from __future__ import annotations
 
