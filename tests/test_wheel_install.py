@@ -134,6 +134,7 @@ def test_spade_suite_lists_and_verifies_the_seed_suite_from_another_folder(
     assert [(r["suite"], r["version"], r["envs"]) for r in listed] == [
         (SEED_SUITE, "1.0.0", 34),
         (SEED_SUITE, "1.1.0", 34),
+        (SEED_SUITE, "1.2.0", 34),
     ]
     # An explicit root is the only place looked in.
     empty = installed.elsewhere / "empty"
@@ -150,12 +151,12 @@ def test_freeze_writes_under_the_working_directory_never_the_package(installed: 
     cwd = installed.elsewhere / "work"
     cwd.mkdir()
     source = SEED_DIR / "envs" / "hidden_number.py"
-    freeze: list[str | Path] = ["freeze", source, "--name", SEED_SUITE, "--version", "1.2.0",
+    freeze: list[str | Path] = ["freeze", source, "--name", SEED_SUITE, "--version", "9.0.0",
                                 "--eval-seeds", "2"]  # fmt: skip
     checked(installed.run(installed.bin / "spade-suite", *freeze, "--json", cwd=cwd))
-    assert (cwd / "envs_snapshots" / SEED_SUITE / "1.2.0" / "manifest.json").is_file()
+    assert (cwd / "envs_snapshots" / SEED_SUITE / "9.0.0" / "manifest.json").is_file()
     assert not (installed.site_packages / "spade" / "_data" / "envs_snapshots" / SEED_SUITE
-                / "1.2.0").exists()  # fmt: skip
+                / "9.0.0").exists()  # fmt: skip
     # Without --root a version resolves under ./envs_snapshots first, then the shipped suites,
     # so the new version does not hide the shipped one.
     listing = installed.run(installed.bin / "spade-suite", "list", "--json", cwd=cwd)
@@ -163,9 +164,10 @@ def test_freeze_writes_under_the_working_directory_never_the_package(installed: 
     assert listed == [
         (SEED_SUITE, "1.0.0", 34),
         (SEED_SUITE, "1.1.0", 34),
-        (SEED_SUITE, "1.2.0", 1),
+        (SEED_SUITE, "1.2.0", 34),
+        (SEED_SUITE, "9.0.0", 1),
     ]
-    for version, folder in (("1.0.0", installed.site_packages / "spade" / "_data"), ("1.2.0", cwd)):
+    for version, folder in (("1.0.0", installed.site_packages / "spade" / "_data"), ("9.0.0", cwd)):
         show = installed.run(installed.bin / "spade-suite", "show", f"{SEED_SUITE}@{version}",
                              "--json", cwd=cwd)  # fmt: skip
         shown = cwd / json.loads(checked(show))["path"]  # relative where the root is
