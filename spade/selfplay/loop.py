@@ -225,8 +225,7 @@ class SelfPlayRun:
             pool = self.fixed_pool
             return [(self._at_level(env, rng), None)
                     for env in rng.sample(pool, min(count, len(pool)))]  # fmt: skip
-        chosen = [(PlayableEnv(c.group, c.code or "", c.hint, c.request.kind, c.request.skill), c)
-                  for c in candidates if c.valid]  # fmt: skip
+        chosen = [(self._new_design(c), c) for c in candidates if c.valid]
         # `envs_per_iteration`: replays fill up what the designs left, so the agent plays as
         # many envs as a fixed-mode run (whatever the designer's validity).
         wanted = max(agent.replay_envs, (agent.envs_per_iteration or 0) - len(chosen))
@@ -245,6 +244,18 @@ class SelfPlayRun:
         if not self.config.pool.schedule_levels or env.levels < 2:
             return env
         return replace(env, difficulty=self.scheduler.sample(env.key, env.levels, rng))
+
+    def _new_design(self, candidate: Candidate) -> PlayableEnv:
+        """A valid design as a playable env; one with difficulty levels is played where the
+        scheduler starts a new env (`pool.scheduler.start`), not at its top level. A design
+        is played once, so it gets no ceiling of its own."""
+        request = candidate.request
+        levels = candidate.report.difficulty_levels if candidate.report else 1
+        env = PlayableEnv(candidate.group, candidate.code or "", candidate.hint, request.kind,
+                          request.skill, levels=levels)  # fmt: skip
+        if not self.config.pool.schedule_levels or levels < 2:
+            return env
+        return replace(env, difficulty=min(self.config.pool.scheduler.start, levels - 1))
 
     def _schedule(self, plays: list[EnvPlays]) -> None:
         """Count each unhinted play at its level: what the policy solves moves the ceilings."""

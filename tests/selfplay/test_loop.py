@@ -558,3 +558,30 @@ def test_the_adaptive_pool_plays_scheduled_levels_and_resume_restores_the_ceilin
     resumed.resume()
     assert resumed.scheduler.to_json() == saved
     assert resumed.iteration()["levels/played_mean"] == 2.0
+
+
+class LevelledDesigner(StandInDesigner):
+    """Replies with designs that declare difficulty levels (two seed envs of 1.2.0)."""
+
+    root = Path(__file__).resolve().parents[2] / "envs_snapshots/spade-seed/1.2.0/envs"
+    sources = [(root / "code_breaker.py").read_text(), (root / "hidden_number.py").read_text()]
+
+
+class LevelledRun(SelfPlayRun):
+    def responder(self, step: int) -> Responder:
+        return LevelledDesigner(super().responder(step), self.learner.tokenizer)
+
+
+def test_designs_with_levels_are_played_at_the_scheduler_s_start_level(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    overrides = {"corpus.source": None, "pool.schedule_levels": True, "pool.scheduler.start": 1}
+    config = load_config(None, tiny_config(tiny_model_dir, **overrides))
+    run = LevelledRun(config, tmp_path / "run")
+    run.start()
+    metrics = run.iteration()
+    assert metrics["designer/valid"] == 2 and metrics["envs/played"] == 2
+    assert metrics["levels/played_mean"] == 1.0
+    assert metrics["levels/ceilings"] == {}  # a design is played once: no ceiling of its own
+    episodes = [json.loads(line) for line in (tmp_path / "run/episodes.jsonl").open()]
+    assert any("5 guesses" in e["transcript"][1]["content"] for e in episodes)  # level 1
