@@ -109,6 +109,12 @@ class AgentConfig(_Strict):
         "(designs_per_iteration x group_size) whatever the designer's validity; None: "
         "replay_envs alone",
     )  # fmt: skip
+    hinted_plays: bool = Field(
+        True,
+        description="also play each env K times with its hint (regret needs them); a fixed "
+        "baseline without a designer uses regret only as a metric, and skipping them halves "
+        "its rollouts",
+    )  # fmt: skip
     fit_turn_cap: bool = Field(
         False,
         description="replay (and, in fixed mode, play) only the suite envs whose stated turn "
@@ -297,6 +303,15 @@ class TrainConfig(_Strict):
                 "agent.temperature; set those instead"
             )
         return update
+
+    @model_validator(mode="after")
+    def _regret_needs_hinted_plays(self) -> TrainConfig:
+        if self.mode == "spade" and not self.agent.hinted_plays and self.reward.kind in (
+            "blend", "regret"
+        ):  # fmt: skip
+            raise ValueError(f"agent.hinted_plays: false leaves no regret, which the "
+                             f"{self.reward.kind!r} designer reward needs")  # fmt: skip
+        return self
 
     @model_validator(mode="after")
     def _adapters_need_lora(self) -> TrainConfig:

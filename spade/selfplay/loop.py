@@ -178,7 +178,8 @@ class SelfPlayRun:
                           config.agent.turn_cap)  # fmt: skip
         timed = _TimedResponder(respond)
         plays = play_envs([env for env, _ in envs], timed, config.agent.plays, rollout, rng,
-                          self.sandbox, open_env=self.open_env)  # fmt: skip
+                          self.sandbox, with_hints=config.agent.hinted_plays,
+                          open_env=self.open_env)  # fmt: skip
         timings["rollouts"] = time.perf_counter() - rollout_started
         timings["rollout_generation"] = timed.seconds
         # Everything in the rollouts but the policy: env start, reset, step and close.

@@ -533,7 +533,8 @@ def test_the_adaptive_pool_plays_scheduled_levels_and_resume_restores_the_ceilin
                  "agent.envs_per_iteration": 2, "agent.plays": 2,
                  "pool.tasks": {"family_relationships": 5}, "pool.schedule_levels": True,
                  "pool.scheduler.start": 3, "pool.scheduler.span": 1,
-                 "pool.scheduler.window": 2, "pool.scheduler.demote_below": 0.0}  # fmt: skip
+                 "pool.scheduler.window": 2, "pool.scheduler.demote_below": 0.0,
+                 "agent.hinted_plays": False}  # fmt: skip
     config = load_config(None, tiny_config(tiny_model_dir, **overrides))
 
     def start(run: SelfPlayRun) -> SelfPlayRun:
@@ -552,6 +553,7 @@ def test_the_adaptive_pool_plays_scheduled_levels_and_resume_restores_the_ceilin
                                           "spade-seed/HiddenNumberEnv-v1": 2}  # fmt: skip
     episodes = [json.loads(line) for line in (tmp_path / "run/episodes.jsonl").open()]
     assert any(e["env"] == "rg:family_relationships" for e in episodes)
+    assert not any(e["hinted"] for e in episodes) and metrics["agent/episodes"] == 4
     saved = run.scheduler.to_json()
     del run
     resumed = start(SelfPlayRun(config, tmp_path / "run"))
@@ -585,3 +587,12 @@ def test_designs_with_levels_are_played_at_the_scheduler_s_start_level(
     assert metrics["levels/ceilings"] == {}  # a design is played once: no ceiling of its own
     episodes = [json.loads(line) for line in (tmp_path / "run/episodes.jsonl").open()]
     assert any("5 guesses" in e["transcript"][1]["content"] for e in episodes)  # level 1
+
+
+def test_skipping_hinted_plays_is_refused_where_the_designer_reward_needs_regret(
+    tiny_model_dir: Path,
+) -> None:
+    with pytest.raises(ConfigError, match="hinted_plays: false leaves no regret"):
+        load_config(None, tiny_config(tiny_model_dir, **{"agent.hinted_plays": False}))
+    fine = {"agent.hinted_plays": False, "reward.kind": "solve_rate"}
+    assert not load_config(None, tiny_config(tiny_model_dir, **fine)).agent.hinted_plays
