@@ -18,7 +18,7 @@ from spade.rollout.env_episode import (
 )
 from spade.rollout.player import Driver, Replayer, play
 from spade.rollout.replay import Predictions, PredictionsError, read_predictions
-from spade.rollout.requests import POLICY, GenRequest, Responder, first_texts
+from spade.rollout.requests import POLICY, GenRequest, Responder
 from spade.rollout.responders import PolicyResponder
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "Responder",
     "TokenTurn",
     "action_from_reply",
-    "first_texts",
     "first_tool_call",
     "play",
     "read_predictions",

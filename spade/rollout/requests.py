@@ -45,8 +45,3 @@ class Responder(Protocol):
     """Answers generation requests: one list of `n` completions per request, in order."""
 
     def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]: ...
-
-
-def first_texts(replies: Sequence[Sequence[Completion]]) -> list[str]:
-    """The first draw's text of each reply (requests with n = 1)."""
-    return [reply[0].text for reply in replies]

@@ -85,12 +85,6 @@ def answer_file(category: str) -> str:
     return f"possible_answer/BFCL_v4_multi_turn_{category}.json"
 
 
-def declared_files(categories: Iterable[str]) -> list[str]:
-    """Paths (relative to the data folder) a declaration over `categories` lists."""
-    names = [question_file(c) for c in categories] + [answer_file(c) for c in categories]
-    return names + [f"multi_turn_func_doc/{name}" for name in FUNC_DOC_FILES.values()]
-
-
 def wheel_data_dir() -> Path:
     """The data folder inside the installed bfcl-eval package."""
     try:
