@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.benchmark import check_known_ids
 from spade.evals.declarations import Declaration, DeclarationError
+from spade.evals.rg_tasks import require_version
 from spade.evals.samples import ProgressCallback, SampleResult
-from spade.evals.suite_runner import play_episodes
+from spade.evals.suite_runner import play_episodes, split_envs
 from spade.procedural import PROCEDURAL_PREFIX, ProceduralEnv, TaskError
 from spade.rollout import Episode, EpisodeSpec, Responder
 from spade.suites import SPLITS, SuiteEnv, load_suite
@@ -50,7 +51,8 @@ class LadderBenchmark:
     def __init__(self, declaration: Declaration) -> None:
         self.declaration = declaration
         self.options = declaration.typed_options(LadderOptions)
-        self._check_version()
+        if self.options.tasks:
+            require_version(declaration, self.options.reasoning_gym_version)
         self.suite_envs = self._suite_envs()
         self.tasks = dict(self.options.tasks)
         for task, levels in self.tasks.items():
@@ -58,15 +60,6 @@ class LadderBenchmark:
                 ProceduralEnv(task, self.options.attempts, levels)
             except TaskError as exc:
                 raise DeclarationError(f"{declaration.name}: options.tasks: {exc}") from None
-
-    def _check_version(self) -> None:
-        from importlib import metadata
-
-        wanted = self.options.reasoning_gym_version
-        found = metadata.version("reasoning-gym")
-        if self.options.tasks and found != wanted:
-            raise DeclarationError(f"{self.declaration.name}: tasks come from reasoning-gym=="
-                                   f"{wanted}, but {found} is installed")  # fmt: skip
 
     def _suite_envs(self) -> dict[str, SuiteEnv]:
         if self.options.suite is None:
@@ -76,7 +69,7 @@ class LadderBenchmark:
         if split is not None and split not in SPLITS:
             raise DeclarationError(f"{self.declaration.name}: options.split {split!r} is not one "
                                    f"of {', '.join(SPLITS)}")  # fmt: skip
-        envs = suite.envs_in(split) if split else list(suite.envs)
+        envs = split_envs(suite, split, self.declaration.name)
         flat = [e.id for e in envs if not e.entry.difficulty_levels]
         if flat:
             raise DeclarationError(f"{self.declaration.name}: {suite.ref} envs without difficulty "

@@ -46,7 +46,7 @@ class ReasoningGymBenchmark:
         data_dir: Path | None,
         progress: ProgressCallback | None = None,
     ) -> list[SampleResult]:
-        require_version(self.declaration, self.options)
+        require_version(self.declaration, self.options.reasoning_gym_version)
         items = [self.tasks.item(sample_id) for sample_id in ids]
         system = self.tasks.system_prompt()
         generation = self.declaration.generation

@@ -11,18 +11,16 @@ pins the version and a different installed version is an error, not a silent cha
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import metadata
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade.evals.declarations import Declaration, DeclarationError
-
-RangeMode = Literal["upper_bound", "inclusive"]
+from spade.procedural import RangeMode, TaskError, level_config
 
 
 class RgOptions(BaseModel):
@@ -56,14 +54,14 @@ def installed_version() -> str | None:
         return None
 
 
-def require_version(declaration: Declaration, options: RgOptions) -> None:
-    """Items are only comparable when made by the declared generator release."""
+def require_version(declaration: Declaration, version: str) -> None:
+    """Items are only comparable when made by the declared generator release `version`."""
     found = installed_version()
-    if found != options.reasoning_gym_version:
+    if found != version:
         have = f"version {found} is installed" if found else "it is not installed"
         raise DeclarationError(
-            f"{declaration.name}: items come from reasoning-gym=={options.reasoning_gym_version}, "
-            f"but {have}; run `pip install reasoning-gym=={options.reasoning_gym_version}`"
+            f"{declaration.name}: items come from reasoning-gym=={version}, "
+            f"but {have}; run `pip install reasoning-gym=={version}`"
         )
 
 
@@ -98,20 +96,11 @@ class RgTasks:
 
     def config(self, task: str) -> dict[str, Any]:
         """The task's hard configuration as keyword arguments of `create_dataset`."""
-        from reasoning_gym.coaching.base_curriculum import (
-            DefaultCurriculumContext,
-            RangeAttributeMode,
-        )
-        from reasoning_gym.factory import create_curriculum, has_curriculum
-
-        if not has_curriculum(task):
-            raise DeclarationError(f"reasoning-gym task {task!r} has no curriculum to set a level")
-        curriculum = create_curriculum(task)
-        curriculum.set_global_level(self.level(task))
-        context = DefaultCurriculumContext(mode=RangeAttributeMode(self.options.range_mode))
-        defaults = {"seed": self.options.seed, "size": self.options.items_per_task}
-        config = curriculum.generate_configuration(defaults, context)
-        return {field.name: getattr(config, field.name) for field in dataclasses.fields(config)}
+        try:
+            config = level_config(task, self.level(task), self.options.range_mode)
+        except TaskError as exc:
+            raise DeclarationError(str(exc)) from None
+        return {"seed": self.options.seed, "size": self.options.items_per_task, **config}
 
     def dataset(self, task: str) -> Any:
         if task not in self._datasets:

@@ -6,6 +6,7 @@ Below both training (the fixed baseline's adaptive pool) and evaluation (the hel
 
 from spade.procedural.env import PROCEDURAL_PREFIX, ProceduralEnv, boxed_answer
 from spade.procedural.levels import (
+    RangeMode,
     TaskError,
     curriculum_levels,
     dataset,
@@ -18,6 +19,7 @@ from spade.procedural.scheduler import Ceiling, LevelScheduler, SchedulerConfig
 __all__ = [
     "POOL_TASKS",
     "PROCEDURAL_PREFIX",
+    "RangeMode",
     "Ceiling",
     "LevelScheduler",
     "ProceduralEnv",
