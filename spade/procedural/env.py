@@ -53,8 +53,9 @@ class ProceduralEnv:
         self.task = task
         self.attempts = attempts
         levels = levels or min(MAX_LEVELS, available)
-        self.spec = EnvSpec(f"rg:{task}", None, {"kind": "reasoning", "skill": task}, attempts,
+        self.spec = EnvSpec(self.key, None, {"kind": "reasoning", "skill": task}, attempts,
                             levels)  # fmt: skip
+        self.level: int | None = None
         self._entry: dict[str, Any] | None = None
         self._score: Any = None
         self._used = 0
@@ -108,7 +109,7 @@ class ProceduralEnv:
         return [f"\\boxed{{{self._entry['answer']}}}"]
 
     def state(self) -> dict[str, Any]:
-        return {"task": self.task, "level": getattr(self, "level", None),
+        return {"task": self.task, "level": self.level,
                 "answer": None if self._entry is None else self._entry["answer"]}  # fmt: skip
 
     def close(self) -> None:

@@ -51,7 +51,7 @@ from spade.selfplay.generation import make_engine
 from spade.selfplay.memory import EnvMemory, MemoryEntry, cold_start_envs, new_entry_id
 from spade.selfplay.pool import level_metrics, procedural_envs
 from spade.selfplay.rewards import DesignerRewardConfig, SkillEMA, designer_reward
-from spade.selfplay.run_log import RunLog
+from spade.selfplay.run_log import RunLog, mean_or_nan
 from spade.suites import load_suite
 
 
@@ -357,17 +357,17 @@ def _metrics(
     metrics: dict[str, Any] = {
         "designer/candidates": len(candidates),
         "designer/valid": sum(c.valid for c in candidates),
-        "designer/validity_rate": _mean([float(c.valid) for c in candidates]),
-        "designer/attempts": _mean([float(c.attempts) for c in candidates]),
+        "designer/validity_rate": mean_or_nan([float(c.valid) for c in candidates]),
+        "designer/attempts": mean_or_nan([float(c.attempts) for c in candidates]),
         "designer/failures": failures,
         "envs/played": len(plays),
-        "envs/win_rate": _mean([p.win_rate for p in scored]),
-        "envs/regret": _mean(regrets),
-        "agent/return": _mean([e.training_return for e in unhinted]),
+        "envs/win_rate": mean_or_nan([p.win_rate for p in scored]),
+        "envs/regret": mean_or_nan(regrets),
+        "agent/return": mean_or_nan([e.training_return for e in unhinted]),
         # The env's last reward whether or not the episode ended: partial credit a weak agent
         # earns even when every episode is truncated (and so masked from the loss).
-        "agent/progress": _mean([e.final_reward for e in unhinted]),
-        "agent/truncated": _mean([float(not e.terminated) for e in unhinted]),
+        "agent/progress": mean_or_nan([e.final_reward for e in unhinted]),
+        "agent/truncated": mean_or_nan([float(not e.terminated) for e in unhinted]),
         "agent/episodes": len(unhinted),
         "samples/agent": sum(s.role == "agent" for s in samples),
         "samples/designer": sum(s.role == "designer" for s in samples),
@@ -523,7 +523,3 @@ def designer_sample(completion: Completion, advantage: float) -> TrainingSample 
     logprobs = tuple(completion.logprobs) if completion.logprobs is not None else None
     return TrainingSample(tuple(completion.prompt_token_ids), tuple(completion.token_ids),
                           advantage, "designer", sampled_logprobs=logprobs)  # fmt: skip
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")

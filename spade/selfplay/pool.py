@@ -9,6 +9,7 @@ from typing import Any
 from spade.procedural import LevelScheduler, ProceduralEnv, TaskError
 from spade.selfplay.agent_step import EnvPlays, PlayableEnv
 from spade.selfplay.config import ConfigError, PoolConfig
+from spade.selfplay.run_log import mean_or_nan
 
 
 def procedural_envs(pool: PoolConfig) -> list[PlayableEnv]:
@@ -35,12 +36,8 @@ def level_metrics(plays: list[EnvPlays], scheduler: LevelScheduler) -> dict[str,
     if not levels and not ceilings:
         return {}
     return {
-        "levels/played_mean": _mean([float(level) for level in levels]),
-        "levels/ceiling_mean": _mean([float(c) for c in ceilings.values()]),
+        "levels/played_mean": mean_or_nan([float(level) for level in levels]),
+        "levels/ceiling_mean": mean_or_nan([float(c) for c in ceilings.values()]),
         "levels/ceiling_max": max(ceilings.values(), default=0),
         "levels/ceilings": ceilings,
     }
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")

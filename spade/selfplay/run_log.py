@@ -24,6 +24,11 @@ CURVES = [
 ]
 
 
+def mean_or_nan(values: list[float]) -> float:
+    """A metric's mean; NaN when nothing was measured (plotted as a gap, not as 0)."""
+    return sum(values) / len(values) if values else float("nan")
+
+
 def finite(value: object) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -105,13 +105,23 @@ def training_seeds(env: SuiteEnv, count: int, rng: random.Random) -> list[int]:
     """`count` distinct seeds from `rng` in [0, TRAINING_SEED_SPAN), none of them one of the
     env's evaluation seeds. (`spade.suites.training_seeds` draws the same way but may repeat
     a seed; a warm-start data set has no use for a repeated episode.)"""
-    avoid = set(env.entry.eval_seeds)
+    return distinct_seeds(count, rng, set(env.entry.eval_seeds))
+
+
+def distinct_seeds(count: int, rng: random.Random, avoid: Collection[int] = ()) -> list[int]:
+    """`count` distinct `rng.randrange(TRAINING_SEED_SPAN)` draws, none in `avoid`."""
     seeds: list[int] = []
     while len(seeds) < count:
         seed = rng.randrange(TRAINING_SEED_SPAN)
         if seed not in avoid and seed not in seeds:
             seeds.append(seed)
     return seeds
+
+
+def levels_in_turn(levels: Sequence[int] | None, available: int) -> list[int]:
+    """The levels of `levels` an env with `available` levels has, in order: its episodes take
+    them in turn."""
+    return [level for level in levels or [] if level < available]
 
 
 def check_trainable(env: SuiteEnv) -> None:
@@ -212,11 +222,11 @@ def build_agent_data(
         for env in envs:
             teacher = teacher_for(env.entry.class_name)
             seeds = training_seeds(env, episodes_per_env, rng)
-            playable = [lv for lv in levels or [] if lv < (env.entry.difficulty_levels or 1)]
+            top = (env.entry.difficulty_levels or 1) - 1
+            playable = levels_in_turn(levels, top + 1)
             with env.remote(sandbox) as remote:
                 for index, seed in enumerate(seeds):
                     level = playable[index % len(playable)] if playable else None
-                    top = (env.entry.difficulty_levels or 1) - 1
                     lenient = teacher.kind == "scripted" and level is not None and level < top
                     try:
                         episode: AgentEpisode | None = play_episode(env, remote, teacher, seed,
@@ -251,13 +261,8 @@ def build_procedural_data(
     episodes: list[AgentEpisode] = []
     for task, count in tasks.items():
         env = ProceduralEnv(task, attempts, count)
-        playable = [lv for lv in levels if lv < env.spec.levels] or [env.spec.levels - 1]
-        seen: set[int] = set()
-        for index in range(episodes_per_task):
-            seed = rng.randrange(TRAINING_SEED_SPAN)
-            while seed in seen:
-                seed = rng.randrange(TRAINING_SEED_SPAN)
-            seen.add(seed)
+        playable = levels_in_turn(levels, env.spec.levels) or [env.spec.levels - 1]
+        for index, seed in enumerate(distinct_seeds(episodes_per_task, rng)):
             level = playable[index % len(playable)]
             observation, _ = env.reset(seed, level)
             (reply,) = env.solution()
