@@ -71,6 +71,7 @@ def dataset(task: str, level: int, mode: RangeMode = "upper_bound") -> Any:
     return reasoning_gym.create_dataset(task, seed=0, size=VIRTUAL_SIZE, **config)
 
 
+@cache  # every episode opens a new env: read and scan each task's module once
 def unsafe_scorer(task: str) -> str | None:
     """Why the task's module may evaluate an answer as code (None: it only compares text)."""
     from reasoning_gym.factory import DATASETS
