@@ -233,12 +233,19 @@ class SelfPlayRun:
         remembered = [PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill)
                       for e in self.memory]  # fmt: skip
         replay = rng.sample(remembered, min(wanted, len(remembered)))
-        if len(replay) < wanted:  # memory holds too few envs yet: the cold-start suite's
-            cold = self._within_turn_cap([
-                PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds, e.max_turns)
-                for e in self.cold_start])  # fmt: skip
+        if len(replay) < wanted:  # memory holds too few envs yet: the cold-start pool's
+            cold = self._cold_pool()
             replay += rng.sample(cold, min(wanted - len(replay), len(cold)))
         return chosen + [(self._at_level(env, rng), None) for env in replay]
+
+    def _cold_pool(self) -> list[PlayableEnv]:
+        """What a replay falls back on while memory is short: the cold-start suite's train envs
+        (with their levels) and the procedural tasks of `pool.tasks`. With the same suite as
+        `fixed_suite`, this is the fixed arm's pool, so the two modes differ by the designs."""
+        cold = [PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds, e.max_turns,
+                            e.levels)
+                for e in self.cold_start]  # fmt: skip
+        return self._within_turn_cap(cold) + procedural_envs(self.config.pool)
 
     def _at_level(self, env: PlayableEnv, rng: random.Random) -> PlayableEnv:
         """`env` at the level the scheduler draws for it (`pool.schedule_levels`), else as is."""

@@ -221,6 +221,8 @@ class ColdStartEnv:
     """Its evaluation seeds in the suite: a replay never plays them."""
     max_turns: int | None = None
     """Its stated turn budget (the suite's manifest)."""
+    levels: int = 1
+    """Difficulty levels it takes at reset (the manifest's `difficulty_levels`; 1: no knob)."""
 
 
 @dataclass(frozen=True)
@@ -326,7 +328,8 @@ def cold_start_envs(
     held-out env is never shown to the designer nor replayed."""
     loaded = load_suite(suite, root)
     return [ColdStartEnv(env.id, env.source(), env.entry.kind, env.entry.skill, env.entry.hint,
-                         frozenset(env.entry.eval_seeds), env.entry.max_turns)
+                         frozenset(env.entry.eval_seeds), env.entry.max_turns,
+                         env.entry.difficulty_levels or 1)
             for env in loaded.envs_in("train")]  # fmt: skip
 
 
