@@ -23,6 +23,7 @@ from typing import Any
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.settings import set_overrides
 from spade.selfplay.config import ConfigError, TrainConfig, load_config
+from spade.selfplay.recipes import missing_start
 
 ABLATIONS = ("no_corpus", "no_memory", "no_designer_training")
 
@@ -244,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
         config, run_dir, resume = resolve_run(args)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    missing = missing_start(config.model)  # a recipe's start that another recipe makes
+    if missing:
+        raise UsageError(missing)
     return train(config, run_dir, resume)
 
 
