@@ -4,7 +4,7 @@ Run: python benchmarks/perf/sft_speed.py [--model smollm2-135m] [--steps 3] [--l
      [--arms trl-bf16-b4,fp32-b4,bf16-b4,bf16-b1] [--json]
 
 Times `spade.rl.sft.build_trainer`'s TRL SFTTrainer (full fine-tuning, as the warm starts in
-configs/learning/ run; `--lora`: LoRA r32) on the same designer warm-start examples (built by
+configs/ladder/ run; `--lora`: LoRA r32) on the same designer warm-start examples (built by
 `build_designer_data` from the default corpus, the loop's prompt shape: ~1,300 tokens each,
 ~450 of them learned), 4 sequences per optimizer step in every arm:
 - `trl-bf16-b4`: the reference, TRL's own loss (its fused LM head, which off Triton devices

@@ -12,8 +12,9 @@ Generated tokens/s and wall time, measured in one run, of:
     each spade arm behind a fresh, empty completion cache);
 (b) multi-turn episodes of --suite (default the seed suite's train split): --episodes of its
     seeded slice, greedy, transformers and then vLLM on the same episodes at the training
-    batch size (configs/learning/spade.yaml: 16 conversations a call, up to 10 turns of 48
-    tokens). The suite benchmark plays each env up to its own max_turns at 192 tokens a turn;
+    batch size (the learning run's spade.yaml, docs/lab-notebook.md: 16 conversations a call,
+    up to 10 turns of 48 tokens). The suite benchmark plays each env up to its own max_turns
+    at 192 tokens a turn;
     --episode-tokens sets the declaration's max_gen_toks, which the runner reads, and
     --turn-cap goes in each episode's spec through a subclass of the runner that overrides
     only `SuiteBenchmark._spec` (the runner takes no turn cap; `--turn-cap 0` runs it
@@ -72,8 +73,8 @@ from spade.suites import SuiteEnv
 TARGETS = {"a": 3.0, "b": 2.0, "c": 2.0}
 """The issue's targets: vLLM's speed over the transformers backend's."""
 TRAIN_SETS = [
-    # One small design round (2 completions), and the agent as configs/learning/spade.yaml
-    # plays it: up to 10 turns of 48 tokens, 16 conversations a generate call.
+    # One small design round (2 completions), and the agent as the learning run's spade.yaml
+    # played it: up to 10 turns of 48 tokens, 16 conversations a generate call.
     "designer.designs_per_iteration=1",
     "designer.max_gen_toks=256",
     "agent.turn_cap=10",
