@@ -1,0 +1,184 @@
+"""An experiment plan: arms, paired training seeds, evaluation and the pre-registered test.
+
+The plan is written before anything runs and lives in `experiments/NAME/plan.yaml`; every
+artifact of the experiment is written next to it. Seed k of every training arm starts from the
+same warm start with `seed: k` (so the same env draws and evaluation seeds), and the training
+budget (iterations) is the plan's, whatever the arm's recipe says.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+Alternative = Literal["two-sided", "greater", "less"]
+ABLATIONS = ("no_corpus", "no_memory", "no_designer_training")
+WARM = "warm"
+"""The name an arm uses for the plan's warm start as its checkpoint."""
+
+
+class PlanError(ValueError):
+    """A plan that cannot be read or does not validate (one line, naming the file)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WarmStart(_Strict):
+    """The one warm start every training arm begins from (`spade-train warmup`)."""
+
+    config: Path = Field(description="the warm-start recipe (spade-train warmup --config)")
+    run_dir: Path = Field(description="where it is made; its sft/model is every arm's model")
+
+    @property
+    def model(self) -> Path:
+        return self.run_dir / "sft" / "model"
+
+
+class Arm(_Strict):
+    """A training recipe run once per seed, or a checkpoint evaluated once."""
+
+    config: Path | None = Field(None, description="spade-train recipe, run once per seed")
+    set: dict[str, str | int | float | bool | None] = Field(
+        default_factory=dict, description="config overrides (as spade-train --set KEY=VALUE)"
+    )
+    ablations: list[Literal["no_corpus", "no_memory", "no_designer_training"]] = Field(
+        default_factory=list, description="paper ablations (spade-train --ablation)"
+    )
+    checkpoint: str | None = Field(
+        None, description="evaluated as is: a model alias or path, or 'warm' for the warm start"
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Arm:
+        if (self.config is None) == (self.checkpoint is None):
+            raise ValueError("an arm has either a config (trained) or a checkpoint (evaluated)")
+        if self.checkpoint is not None and (self.set or self.ablations):
+            raise ValueError("a checkpoint arm takes no set/ablations (nothing is trained)")
+        return self
+
+    @property
+    def trained(self) -> bool:
+        return self.config is not None
+
+
+class EvalSet(_Strict):
+    """One spade-eval invocation, run on every arm's checkpoints."""
+
+    args: list[str] = Field(description="spade-eval arguments, e.g. [--preset, ladder0]")
+    arms: list[str] | None = Field(None, description="arms it runs on (None: all)")
+
+
+class MetricRef(_Strict):
+    """A per-sample metric of one benchmark of one evaluation set."""
+
+    set: str
+    benchmark: str
+    metric: str = Field(description="a key of each sample's metrics, or 'score'")
+
+    @property
+    def label(self) -> str:
+        return f"{self.benchmark} {self.metric} ({self.set})"
+
+
+class Comparison(_Strict):
+    """`a − b`, seed by seed: the training run is the unit."""
+
+    a: str
+    b: str
+    alternative: Alternative = "two-sided"
+
+    @property
+    def label(self) -> str:
+        return f"{self.a} − {self.b}"
+
+
+class Test(_Strict):
+    """The pre-registered test: the first comparison on the primary metric decides."""
+
+    comparisons: list[Comparison] = Field(min_length=1)
+    alpha: float = Field(0.05, gt=0, lt=1)
+    power: float = Field(0.8, gt=0, lt=1, description="for the minimum detectable effect")
+    resamples: int = Field(10_000, ge=100, description="cluster-bootstrap resamples")
+
+
+class Evaluation(_Strict):
+    sets: dict[str, EvalSet] = Field(min_length=1)
+    primary: MetricRef
+    secondary: list[MetricRef] = Field(default_factory=list)
+
+
+class Deviation(_Strict):
+    """A change of plan after registration, dated and named in the verdict."""
+
+    date: date
+    what: str
+
+
+class Plan(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    registered: date = Field(description="when the plan was written, before any unit ran")
+    question: str
+    warm_start: WarmStart
+    arms: dict[str, Arm] = Field(min_length=2)
+    seeds: list[int] = Field(min_length=1)
+    iterations: int = Field(ge=1, description="training iterations of every trained arm")
+    evaluation: Evaluation
+    test: Test
+    curves: list[str] = Field(
+        default_factory=lambda: ["envs/win_rate", "agent/return", "levels/ceiling_mean"],
+        description="metrics.jsonl keys drawn per arm in the figures",
+    )
+    deviations: list[Deviation] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Plan:
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds repeat: {self.seeds}")
+        names = set(self.arms)
+        for ref in [self.evaluation.primary, *self.evaluation.secondary]:
+            if ref.set not in self.evaluation.sets:
+                raise ValueError(f"metric {ref.label}: no evaluation set {ref.set!r}")
+        for name, eval_set in self.evaluation.sets.items():
+            unknown = sorted(set(eval_set.arms or []) - names)
+            if unknown:
+                raise ValueError(f"evaluation set {name!r}: unknown arms {', '.join(unknown)}")
+        for comparison in self.test.comparisons:
+            unknown = sorted({comparison.a, comparison.b} - names)
+            if unknown:
+                raise ValueError(f"comparison {comparison.label}: unknown arms {unknown}")
+        if not any(arm.trained for arm in self.arms.values()):
+            raise ValueError("no arm is trained: give at least one arm a config")
+        return self
+
+    def arms_of(self, eval_set: str) -> list[str]:
+        chosen = self.evaluation.sets[eval_set].arms
+        return [name for name in self.arms if chosen is None or name in chosen]
+
+    @property
+    def metrics(self) -> list[MetricRef]:
+        return [self.evaluation.primary, *self.evaluation.secondary]
+
+
+def load_plan(path: Path) -> Plan:
+    """Read and validate a plan; any problem is one PlanError line naming the file."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise PlanError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(raw, dict):
+        raise PlanError(f"{path}: expected a mapping (name, arms, seeds, ...)")
+    try:
+        return Plan.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        raise PlanError(f"{path}: {where + ': ' if where else ''}{message}") from None

@@ -1,0 +1,245 @@
+"""Run an experiment's units: skip the done, resume the cut off, refuse the inconsistent.
+
+Each unit runs as its own `spade-train` / `spade-eval` process, so a kill loses at most the
+unit in flight (training resumes from its last checkpoint; an evaluation restarts from the
+completion cache). Before trusting anything on disk the runner compares it with the plan:
+a recorded unit or a run directory whose config disagrees stops the run with one line naming
+both, so results of two configurations never mix.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from spade.experiments import artifacts
+from spade.experiments.plan import Plan, load_plan
+from spade.experiments.units import (
+    RUNS_ROOT,
+    Layout,
+    Unit,
+    checkpoint_of,
+    config_differences,
+    eval_identity,
+    train_config_text,
+    units,
+)
+from spade.selfplay.warmup.run import load_warmup_config
+
+Launcher = Callable[[Sequence[str]], int]
+"""Runs one command line (argv), returns its exit status."""
+
+
+class ExperimentError(RuntimeError):
+    """A unit that cannot run, or disagrees with the plan (one line)."""
+
+
+def subprocess_launcher(argv: Sequence[str]) -> int:
+    """The unit's command in its own process, its output on this terminal."""
+    print(f"$ {' '.join(argv)}", file=sys.stderr, flush=True)
+    return subprocess.run(list(argv), check=False).returncode
+
+
+@dataclass
+class RunReport:
+    done: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Runner:
+    plan_path: Path
+    launcher: Launcher = subprocess_launcher
+    runs_root: Path = RUNS_ROOT
+    python: str = sys.executable
+
+    def __post_init__(self) -> None:
+        self.plan: Plan = load_plan(self.plan_path)
+        self.layout = Layout.of(self.plan_path, self.plan, self.runs_root)
+
+    # -- what is there --------------------------------------------------------------------------
+    def identity(self, unit: Unit) -> dict[str, Any]:
+        """What the plan says this unit is."""
+        if unit.kind == "warm":
+            config = load_warmup_config(self.plan.warm_start.config)
+            return {"config": yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)}
+        if unit.kind == "train":
+            return {"config": train_config_text(self.plan, unit)}
+        return eval_identity(self.plan, self.layout, unit)
+
+    def is_done(self, unit: Unit) -> bool:
+        """Its artifacts are intact and agree with the plan (ExperimentError when they do not
+        agree: never redo, never mix)."""
+        where = self.layout.artifacts(unit)
+        recorded = artifacts.Recorded.read(where)
+        if recorded is None:
+            return False
+        self._agree(unit, recorded.identity, where / artifacts.UNIT_FILE)
+        if not recorded.intact(where):
+            return False
+        trainer = unit.trained_by
+        if trainer is not None:
+            source = artifacts.Recorded.read(self.layout.artifacts(trainer))
+            if source is None or source.weights_sha256 != recorded.weights_sha256:
+                raise ExperimentError(
+                    f"{unit.name}: scored weights {recorded.weights_sha256} but "
+                    f"{trainer.name} recorded {source.weights_sha256 if source else 'none'}; "
+                    f"remove {where} to score the recorded training run"
+                )
+        return True
+
+    def _agree(self, unit: Unit, recorded: dict[str, Any], where: Path) -> None:
+        planned = self.identity(unit)
+        if "config" in planned and "config" in recorded:
+            differences = config_differences(recorded["config"], planned["config"])
+        else:
+            differences = [
+                f"{k}: {recorded.get(k)!r} ≠ {planned.get(k)!r}"
+                for k in sorted(set(recorded) | set(planned))
+                if recorded.get(k) != planned.get(k)
+            ]
+        if not differences:
+            return
+        shown = "; ".join(differences[:3]) + (" ..." if len(differences) > 3 else "")
+        raise ExperimentError(
+            f"{unit.name}: {where} disagrees with {self.plan_path} ({shown}); "
+            "a changed plan is a new experiment, or a dated deviation with the unit removed"
+        )
+
+    # -- running ----------------------------------------------------------------------------------
+    def run(self, only: Sequence[str] = ()) -> RunReport:
+        """Every unit not done, in order; `only`: unit names or prefixes (`fixed/seed0`)."""
+        report = RunReport()
+        chosen = [u for u in units(self.plan) if not only or _selected(u.name, only)]
+        for number, unit in enumerate(chosen, 1):
+            if self.is_done(unit):
+                report.skipped.append(unit.name)
+                continue
+            print(f"[{number}/{len(chosen)}] {unit.name}", file=sys.stderr, flush=True)
+            started = time.perf_counter()
+            self.execute(unit)
+            report.seconds[unit.name] = time.perf_counter() - started
+            report.done.append(unit.name)
+        return report
+
+    def execute(self, unit: Unit) -> None:
+        started = time.perf_counter()
+        where = self.layout.artifacts(unit)
+        identity = self.identity(unit)
+        weights: str | None
+        if unit.kind == "warm":
+            weights = self._warm(unit)
+        elif unit.kind == "train":
+            weights = self._train(unit, identity["config"])
+        else:
+            weights = self._evaluate(unit)
+        artifacts.write_unit(where, identity, weights, time.perf_counter() - started)
+
+    def _warm(self, unit: Unit) -> str:
+        run_dir = self.layout.run_dir(unit, self.plan)
+        recipe = self.plan.warm_start.config
+        if not (run_dir / "sft" / "model" / "model.safetensors").is_file():
+            if (run_dir / "config.yaml").is_file():
+                self._run_dir_agrees(unit, run_dir)
+                self._launch(unit, ["spade.cli.train", "warmup", "--resume", str(run_dir)])
+            else:
+                self._clear(run_dir)
+                self._launch(
+                    unit,
+                    [
+                        "spade.cli.train",
+                        "warmup",
+                        "--config",
+                        str(recipe),
+                        "--run-dir",
+                        str(run_dir),
+                    ],
+                )
+        else:
+            self._run_dir_agrees(unit, run_dir)
+        return artifacts.record_warm(run_dir, self.layout.artifacts(unit))
+
+    def _train(self, unit: Unit, config_text: str) -> str:
+        run_dir = self.layout.run_dir(unit, self.plan)
+        if not (run_dir / "config.yaml").is_file():
+            self._clear(run_dir)
+            config_file = run_dir.with_name(f"{run_dir.name}.config.yaml")
+            config_file.parent.mkdir(parents=True, exist_ok=True)
+            config_file.write_text(config_text, encoding="utf-8")
+            self._launch(
+                unit, ["spade.cli.train", "--config", str(config_file), "--run-dir", str(run_dir)]
+            )
+        else:
+            self._run_dir_agrees(unit, run_dir)
+            if not _finished(run_dir, self.plan.iterations):
+                self._launch(unit, ["spade.cli.train", "--resume", str(run_dir)])
+        return artifacts.record_training(run_dir, self.layout.artifacts(unit))
+
+    def _evaluate(self, unit: Unit) -> str | None:
+        checkpoint = checkpoint_of(self.plan, self.layout, unit)
+        trainer = unit.trained_by
+        if trainer is not None and not Path(checkpoint).is_dir():
+            raise ExperimentError(
+                f"{unit.name}: {checkpoint} is gone (run directories are not committed); "
+                f"remove {self.layout.artifacts(trainer)} to train {trainer.name} again"
+            )
+        output = self.layout.run_dir(unit, self.plan)
+        self._clear(output)
+        args = self.plan.evaluation.sets[unit.eval_set or ""].args
+        self._launch(
+            unit,
+            [
+                "spade.cli.eval",
+                "--checkpoint",
+                f"vllm:{checkpoint}",
+                *args,
+                "--output",
+                str(output),
+            ],
+        )
+        artifacts.record_evaluation(output, self.layout.artifacts(unit))
+        return _scored_weights(output)
+
+    def _run_dir_agrees(self, unit: Unit, run_dir: Path) -> None:
+        text = (run_dir / "config.yaml").read_text(encoding="utf-8")
+        if unit.kind == "warm":
+            loaded = load_warmup_config(run_dir / "config.yaml")
+            text = yaml.safe_dump(loaded.model_dump(mode="json"), sort_keys=False)
+        self._agree(unit, {"config": text}, run_dir / "config.yaml")
+
+    def _launch(self, unit: Unit, module_args: list[str]) -> None:
+        status = self.launcher([self.python, "-m", *module_args])
+        if status != 0:
+            raise ExperimentError(f"{unit.name}: `{' '.join(module_args)}` exited {status}")
+
+    @staticmethod
+    def _clear(path: Path) -> None:
+        if path.exists():
+            shutil.rmtree(path)
+
+
+def _selected(name: str, only: Sequence[str]) -> bool:
+    return any(name == pick or name.startswith(pick.rstrip("/") + "/") for pick in only)
+
+
+def _finished(run_dir: Path, iterations: int) -> bool:
+    metrics = run_dir / "metrics.jsonl"
+    done = len(metrics.read_text(encoding="utf-8").splitlines()) if metrics.is_file() else 0
+    return done >= iterations and (run_dir / "final" / "model.safetensors").is_file()
+
+
+def _scored_weights(output: Path) -> str | None:
+    import json
+
+    document = json.loads((output / "results.json").read_text(encoding="utf-8"))
+    sha = (document.get("checkpoint") or {}).get("weights_sha256")
+    return sha if isinstance(sha, str) else None

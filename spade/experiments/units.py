@@ -1,0 +1,135 @@
+"""The units of an experiment: the warm start, each (arm, seed) training run, each evaluation.
+
+A unit is the smallest thing the runner does, skips or resumes. Its `identity` is what the
+plan says it must be (a training run's full resolved config, an evaluation's arguments and
+checkpoint); the runner compares it with what a unit recorded before trusting its artifacts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from spade.experiments.plan import WARM, Plan
+from spade.selfplay.config import dump_config, load_config
+
+UnitKind = Literal["warm", "train", "eval"]
+RUNS_ROOT = Path("runs") / "experiments"
+"""Where units write what is not committed (weights, full outputs), per experiment."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    kind: UnitKind
+    arm: str | None = None
+    seed: int | None = None
+    eval_set: str | None = None
+
+    @property
+    def name(self) -> str:
+        """`warm`, `fixed/seed0/train`, `fixed/seed0/ladder0`, `base/ladder0`."""
+        if self.kind == "warm":
+            return "warm"
+        parts = [self.arm or "", *([f"seed{self.seed}"] if self.seed is not None else [])]
+        return "/".join([*parts, "train" if self.kind == "train" else self.eval_set or ""])
+
+    @property
+    def trained_by(self) -> Unit | None:
+        """The training unit whose checkpoint this evaluation scores (None: a fixed one)."""
+        if self.kind != "eval" or self.seed is None:
+            return None
+        return Unit("train", self.arm, self.seed)
+
+
+def units(plan: Plan) -> list[Unit]:
+    """Every unit, in the order they run: the warm start; the checkpoint arms on the primary
+    metric's evaluation set; per seed, every arm's training and that evaluation (so each
+    seed's registered comparison is complete before the next seed starts); then the other
+    evaluation sets, checkpoint arms first."""
+    first = plan.evaluation.primary.set
+    later = [name for name in plan.evaluation.sets if name != first]
+    fixed = [name for name, arm in plan.arms.items() if not arm.trained]
+    trained = [name for name, arm in plan.arms.items() if arm.trained]
+
+    def evals(arm: str, seed: int | None, sets: list[str]) -> list[Unit]:
+        return [Unit("eval", arm, seed, s) for s in sets if arm in plan.arms_of(s)]
+
+    order = [Unit("warm")]
+    for name in fixed:
+        order += evals(name, None, [first])
+    for seed in plan.seeds:
+        for name in trained:
+            order += [Unit("train", name, seed), *evals(name, seed, [first])]
+    for name in fixed:
+        order += evals(name, None, later)
+    for seed in plan.seeds:
+        for name in trained:
+            order += evals(name, seed, later)
+    return order
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a plan's units write: `root` (committed) and `runs` (not committed)."""
+
+    root: Path
+    runs: Path
+
+    @classmethod
+    def of(cls, plan_path: Path, plan: Plan, runs_root: Path = RUNS_ROOT) -> Layout:
+        return cls(plan_path.parent, runs_root / plan.name)
+
+    def artifacts(self, unit: Unit) -> Path:
+        return self.root / "units" / unit.name
+
+    def run_dir(self, unit: Unit, plan: Plan) -> Path:
+        if unit.kind == "warm":
+            return plan.warm_start.run_dir
+        base = self.runs / (unit.arm or "")
+        if unit.seed is not None:
+            base = base / f"seed{unit.seed}"
+        return base if unit.kind == "train" else base / f"eval-{unit.eval_set}"
+
+
+def train_config_text(plan: Plan, unit: Unit) -> str:
+    """The full config of an (arm, seed) training run: the arm's recipe, its overrides, the
+    plan's warm start, seed and iterations."""
+    arm = plan.arms[unit.arm or ""]
+    overrides: dict[str, Any] = dict(arm.set)
+    overrides.update(model=str(plan.warm_start.model), seed=unit.seed, iterations=plan.iterations)
+    overrides.update({ablation: True for ablation in arm.ablations})
+    return dump_config(load_config(arm.config, overrides))
+
+
+def checkpoint_of(plan: Plan, layout: Layout, unit: Unit) -> str:
+    """What an evaluation unit scores: a training run's final weights, the warm start, or a
+    checkpoint arm's model (an alias such as smollm2-135m, or a path)."""
+    trainer = unit.trained_by
+    if trainer is not None:
+        return str(layout.run_dir(trainer, plan) / "final")
+    checkpoint = plan.arms[unit.arm or ""].checkpoint or ""
+    return str(plan.warm_start.model) if checkpoint == WARM else checkpoint
+
+
+def eval_identity(plan: Plan, layout: Layout, unit: Unit) -> dict[str, Any]:
+    return {
+        "args": list(plan.evaluation.sets[unit.eval_set or ""].args),
+        "checkpoint": checkpoint_of(plan, layout, unit),
+    }
+
+
+def config_differences(recorded: str, planned: str) -> list[str]:
+    """`key: recorded ≠ planned` for each top-level or nested field that differs."""
+    return _differences(yaml.safe_load(recorded) or {}, yaml.safe_load(planned) or {}, "")
+
+
+def _differences(left: Any, right: Any, prefix: str) -> list[str]:
+    if isinstance(left, dict) and isinstance(right, dict):
+        found: list[str] = []
+        for key in sorted(set(left) | set(right), key=str):
+            found += _differences(left.get(key), right.get(key), f"{prefix}{key}.")
+        return found
+    return [] if left == right else [f"{prefix.rstrip('.')}: {left!r} ≠ {right!r}"]

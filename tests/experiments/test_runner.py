@@ -1,0 +1,162 @@
+"""The runner: units skipped when done, resumed when cut off, refused when they disagree."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from spade.cli.experiment import main
+from spade.experiments import ExperimentError, Runner
+from spade.experiments.units import Unit
+from tests.experiments.conftest import plan_data
+from tests.experiments.processes import Processes
+
+
+def runner(plan_path: Path, processes: Processes) -> Runner:
+    return Runner(plan_path, launcher=processes, runs_root=plan_path.parents[2] / "runs/exp")
+
+
+def test_a_full_run_records_every_unit_then_skips_them_all(plan_path: Path) -> None:
+    processes = Processes()
+    report = runner(plan_path, processes).run()
+    # warm start, 2 checkpoint evaluations, 3 seeds x 2 arms x (train + eval)
+    assert len(report.done) == 1 + 2 + 12
+    root = plan_path.parent / "units"
+    unit = json.loads((root / "fixed/seed1/train/unit.json").read_text())
+    assert set(unit["files"]) == {"config.yaml", "metrics.jsonl"}
+    assert yaml.safe_load(unit["identity"]["config"])["seed"] == 1
+    assert yaml.safe_load(unit["identity"]["config"])["iterations"] == 2
+    evaluation = json.loads((root / "fixed/seed1/ladder0/unit.json").read_text())
+    assert evaluation["weights_sha256"] == unit["weights_sha256"] is not None
+    first = (root / "fixed/seed1/ladder0/samples.jsonl").read_text().splitlines()[0]
+    assert set(json.loads(first)) == {"benchmark", "id", "score", "parsed", "metrics",
+                                      "output_sha256_16"}  # fmt: skip
+    assert "success[level=0]" not in json.loads(first)["metrics"]
+
+    again = Processes()
+    report = runner(plan_path, again).run()
+    assert report.done == [] and len(report.skipped) == 15 and again.calls == []
+
+
+def test_every_arm_starts_from_the_one_warm_start_with_its_seed(plan_path: Path) -> None:
+    processes = Processes()
+    runner(plan_path, processes).run()
+    configs = [yaml.safe_load(Path(c[1]).read_text()) for c in processes.commands("spade.cli.train")
+               if c[0] == "--config"]  # fmt: skip
+    assert len(configs) == 6
+    assert {c["model"] for c in configs} == {str(plan_path.parents[2] / "runs/warm/sft/model")}
+    assert sorted((c["mode"], c["seed"]) for c in configs) == sorted(
+        (mode, seed) for mode in ("spade", "fixed") for seed in (0, 1, 2)
+    )
+
+
+def test_a_killed_training_unit_resumes_and_done_units_are_not_redone(plan_path: Path) -> None:
+    killed = Processes(fail_on="seed1.config.yaml")
+    with pytest.raises(KeyboardInterrupt):
+        runner(plan_path, killed).run()
+    cut = plan_path.parent / "units/spade/seed1/train"
+    assert not (cut / "unit.json").exists()
+
+    processes = Processes()
+    report = runner(plan_path, processes).run()
+    assert report.done[0] == "spade/seed1/train"
+    assert "spade/seed0/train" in report.skipped
+    train = processes.commands("spade.cli.train")
+    assert train[0][0] == "--resume" and train[0][1].endswith("spade/seed1")
+    assert all(c[0] != "--resume" for c in train[1:])
+
+
+def test_a_unit_cut_off_while_recording_is_redone(plan_path: Path) -> None:
+    runner(plan_path, Processes()).run()
+    where = plan_path.parent / "units/fixed/seed2/ladder0"
+    (where / "samples.jsonl").write_text("")  # a half-written copy: its hash no longer holds
+    processes = Processes()
+    report = runner(plan_path, processes).run()
+    assert report.done == ["fixed/seed2/ladder0"]
+    assert len(processes.commands("spade.cli.eval")) == 1
+
+
+def test_a_recorded_unit_that_disagrees_with_the_plan_stops_the_run(plan_path: Path) -> None:
+    runner(plan_path, Processes()).run()
+    plan_path.write_text(yaml.safe_dump(plan_data(plan_path.parents[2], iterations=3)))
+    with pytest.raises(ExperimentError) as caught:
+        runner(plan_path, Processes()).run()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "/seed0/train/unit.json" in message and str(plan_path) in message
+    assert "iterations: 2 ≠ 3" in message
+
+
+def test_a_run_directory_of_another_config_is_refused_not_resumed(plan_path: Path) -> None:
+    killed = Processes(fail_on="seed0.config.yaml")
+    with pytest.raises(KeyboardInterrupt):
+        runner(plan_path, killed).run()
+    run_dir = plan_path.parents[2] / "runs/exp/tiny/spade/seed0"
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    config["seed"] = 7
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+    with pytest.raises(ExperimentError, match=r"spade/seed0/config.yaml disagrees .*seed: 7 ≠ 0"):
+        runner(plan_path, Processes()).run()
+
+
+def test_an_evaluation_of_other_weights_is_refused(plan_path: Path) -> None:
+    runner(plan_path, Processes()).run()
+    unit = plan_path.parent / "units/fixed/seed0/ladder0/unit.json"
+    record = json.loads(unit.read_text())
+    record["weights_sha256"] = "0" * 64
+    unit.write_text(json.dumps(record))
+    with pytest.raises(ExperimentError, match="scored weights 0000"):
+        runner(plan_path, Processes()).run()
+
+
+def test_only_runs_the_units_named(plan_path: Path) -> None:
+    processes = Processes()
+    report = runner(plan_path, processes).run(only=["warm", "fixed/seed0"])
+    assert report.done == ["warm", "warm/ladder0", "fixed/seed0/train", "fixed/seed0/ladder0"]
+
+
+def test_a_lost_checkpoint_is_one_line_naming_the_training_unit(plan_path: Path) -> None:
+    runner(plan_path, Processes()).run(only=["warm", "fixed/seed0/train"])
+    final = plan_path.parents[2] / "runs/exp/tiny/fixed/seed0/final"
+    shutil.rmtree(final)
+    with pytest.raises(ExperimentError, match="final is gone.*remove .*units/fixed/seed0/train"):
+        runner(plan_path, Processes()).run(only=["fixed/seed0/ladder0"])
+
+
+def test_bad_plans_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "plan.yaml"
+    cases = {
+        "seeds: [1, 1]": "seeds repeat",
+        "arms: {a: {config: x.yaml, checkpoint: y}, b: {checkpoint: z}}": "either a config",
+        "test: {comparisons: [{a: spade, b: nobody}]}": "unknown arms",
+        "evaluation: {sets: {s: {args: []}}, primary: {set: t, benchmark: b, metric: m}}":
+            "no evaluation set 't'",
+    }  # fmt: skip
+    for change, expected in cases.items():
+        data = plan_data(tmp_path)
+        data.update(yaml.safe_load(change))
+        path.write_text(yaml.safe_dump(data))
+        with pytest.raises(SystemExit) as exit_info:
+            main(["status", str(path)])
+        assert exit_info.value.code == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1 and expected in error and str(path) in error
+    path.write_text("name: [")
+    with pytest.raises(SystemExit):
+        main(["status", str(path)])
+    assert "not valid YAML" in capsys.readouterr().err
+
+
+def test_status_lists_done_and_missing_units(
+    plan_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner(plan_path, Processes()).run(only=["warm"])
+    assert main(["status", str(plan_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("done     warm")
+    assert "missing  spade/seed2/ladder0" in lines
+    assert Unit("train", "fixed", 2).name == "fixed/seed2/train"
