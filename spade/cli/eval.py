@@ -312,6 +312,23 @@ def print_summary(document: dict[str, Any]) -> None:
         )  # fmt: skip
     headers = ["benchmark", "n", "metric", "value", "95% CI", "parse fail", "s"]
     print(tabulate(rows, headers=headers, floatfmt=".3f", tablefmt="github"))
+    for name, entry in document["benchmarks"].items():
+        note = scoring_timeout_note(entry)
+        if note:
+            print(f"{name}: {note}")
+
+
+def scoring_timeout_note(entry: dict[str, Any]) -> str | None:
+    """What the scorers' time limits did to a benchmark's scores, when they did anything."""
+    timeouts, retries = entry.get("scoring_timeouts", 0), entry.get("scoring_retries", 0)
+    if timeouts:
+        return (
+            f"{timeouts} sample(s) hit the scoring time limit even when retried: their scores "
+            "may be false 0s (a loaded machine? rerun them on a quieter one)"
+        )
+    if retries:
+        return f"{retries} scoring attempt(s) hit the time limit and passed when retried"
+    return None
 
 
 def default_output(args: argparse.Namespace) -> Path:

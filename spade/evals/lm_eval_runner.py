@@ -4,7 +4,9 @@ lm-eval's Python API with spade's responder as the model.
 Flow: render the declaration's task template (`lm_eval_tasks`), map SAMPLE_IDs to lm-eval
 doc indices, run `lm_eval.simple_evaluate` with `samples=` restricted to those docs and a
 `ResponderLM` (`lm_eval_bridge`), then turn lm-eval's logged samples into `SampleResult`s:
-every per-sample metric lm-eval computed, under every filter, as `metric,filter`.
+every per-sample metric lm-eval computed, under every filter, as `metric,filter`. Each doc's
+scoring (the task's `process_results`) is retried when its alarm cut it short
+(`scoring_alarms`), and a doc still cut short is marked `timed_out`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import random
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,10 +25,17 @@ from spade.evals.lm_eval_answers import read_answer
 from spade.evals.lm_eval_bridge import ResponderLM, decode_chat
 from spade.evals.lm_eval_tasks import DocRef, LmEvalOptions, catalog, parse_options, render_tasks
 from spade.evals.samples import ProgressCallback, SampleResult
+from spade.evals.scoring_alarms import Scored, score_with_retries
 from spade.rollout import Responder
 
 if TYPE_CHECKING:
+    from lm_eval.api.task import Task
     from lm_eval.tasks import TaskManager
+
+ProcessResults = Callable[[dict[str, Any], list[Any]], dict[str, Any]]
+Scoring = dict[int, Scored[dict[str, Any]]]
+"""How each doc's scoring went, by the doc's id(): lm-eval logs the very dict it handed to
+`process_results` (one per doc and filter), and the logged samples keep it alive."""
 
 
 class LmEvalBenchmark:
@@ -62,22 +71,31 @@ class LmEvalBenchmark:
                           for position, ref in enumerate(chosen)}  # fmt: skip
             sampling = self.declaration.generation.sampling()
             model = ResponderLM(respond, self.declaration.name, sampling, sample_ids)
-            logged = self._evaluate(model, task_set.task_manager(), by_task)
+            scoring: Scoring = {}
+            logged = self._evaluate(model, task_set.task_manager(), by_task, scoring)
         if progress is not None:
             progress(len(wanted))
-        results = {result.sample_id: result for result in self._results(logged, model, refs)}
+        results = {r.sample_id: r for r in self._results(logged, model, refs, scoring)}
         return [results[sample_id] for sample_id in wanted]
 
     # -- lm-eval ---------------------------------------------------------------------------
     def _evaluate(
-        self, model: ResponderLM, task_manager: TaskManager, by_task: dict[str, list[DocRef]]
+        self,
+        model: ResponderLM,
+        task_manager: TaskManager,
+        by_task: dict[str, list[DocRef]],
+        scoring: Scoring,
     ) -> dict[str, list[dict[str, Any]]]:
         import lm_eval
 
+        tasks: list[str | dict[str, Any] | Task] = []
+        for task in task_manager.load(list(by_task))["tasks"].values():
+            task.process_results = _retried(task.process_results, scoring)  # type: ignore[method-assign]
+            tasks.append(task)
         # The declared generation budget is in the rendered task configs (lm_eval_tasks).
         output = lm_eval.simple_evaluate(
             model=model,
-            tasks=list(by_task),
+            tasks=tasks,
             task_manager=task_manager,
             samples={task: [ref.index for ref in chosen] for task, chosen in by_task.items()},
             apply_chat_template=True,
@@ -97,16 +115,18 @@ class LmEvalBenchmark:
         logged: dict[str, list[dict[str, Any]]],
         model: ResponderLM,
         refs: dict[str, DocRef],
+        scoring: Scoring,
     ) -> list[SampleResult]:
         """One SampleResult per doc from lm-eval's logged samples (one per doc and filter)."""
         by_doc: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
         for task, entries in logged.items():
             for entry in entries:
                 by_doc[(task, int(entry["doc_id"]))].append(entry)
-        return [self._result(ref, by_doc[(ref.task, ref.index)], model) for ref in refs.values()]
+        return [self._result(ref, by_doc[(ref.task, ref.index)], model, scoring)
+                for ref in refs.values()]  # fmt: skip
 
     def _result(
-        self, ref: DocRef, entries: list[dict[str, Any]], model: ResponderLM
+        self, ref: DocRef, entries: list[dict[str, Any]], model: ResponderLM, scoring: Scoring
     ) -> SampleResult:
         if not entries:
             raise RuntimeError(f"{self.declaration.name}: lm-eval logged nothing for {ref}")
@@ -136,6 +156,7 @@ class LmEvalBenchmark:
         }
         if raw is not None and raw != output:
             extra["raw_output"] = raw  # the text before the cut at lm-eval's stop sequences
+        attempts = [scoring[id(entry["doc"])] for entry in entries]
         return SampleResult(
             benchmark=self.declaration.name,
             sample_id=ref.sample_id,
@@ -147,6 +168,8 @@ class LmEvalBenchmark:
             metrics=metrics,
             parsed=answer is not None,
             extra=extra,
+            timed_out=any(scored.timed_out for scored in attempts),
+            scoring_retries=sum(scored.retries for scored in attempts),
         )
 
     # -- ids -------------------------------------------------------------------------------
@@ -174,6 +197,17 @@ class LmEvalBenchmark:
         known = {ref.sample_id: ref for ref in self._catalog(data_dir)}
         check_known_ids(self.declaration.name, ids, known)
         return {i: known[i] for i in ids}
+
+
+def _retried(process_results: ProcessResults, scoring: Scoring) -> ProcessResults:
+    """A task's `process_results`, retried while its alarms cut it short (`scoring_alarms`)."""
+
+    def scored(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        attempts = score_with_retries(lambda: process_results(doc, results))
+        scoring[id(doc)] = attempts
+        return attempts.value
+
+    return scored
 
 
 @contextmanager

@@ -54,6 +54,10 @@ class BenchmarkRun:
             "primary": self.declaration.primary,
             "metrics": metrics,
             "parse_failures": sum(not s.parsed for s in self.samples),
+            # Samples whose scoring its time limit still cut short after the retries (their
+            # scores may be false 0s), and the retries that a cut-short attempt led to.
+            "scoring_timeouts": sum(s.timed_out for s in self.samples),
+            "scoring_retries": sum(s.scoring_retries for s in self.samples),
             "data_sha256": self.data_sha256,
             "generation": self.declaration.generation.model_dump(),
             "options": self.declaration.options,

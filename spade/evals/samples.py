@@ -32,6 +32,11 @@ class SampleResult:
     parsed: bool = True
     """False when the answer could not be extracted (counted as parse failures)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    timed_out: bool = False
+    """True when scoring was still cut short by its time limit after its retries, so the
+    score may be a timeout's false 0 (counted as scoring timeouts)."""
+    scoring_retries: int = 0
+    """Scoring attempts repeated because a time limit cut the one before short."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

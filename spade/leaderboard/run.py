@@ -48,6 +48,7 @@ RESULTS_SCHEMA: dict[str, Any] = {
                     "n": {"type": "integer", "minimum": 0},
                     "primary": {"type": "string"},
                     "parse_failures": {"type": "integer", "minimum": 0},
+                    "scoring_timeouts": {"type": "integer", "minimum": 0},
                     "metrics": {
                         "type": "object",
                         "additionalProperties": {

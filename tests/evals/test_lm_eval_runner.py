@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import random
+import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import math_verify.grader
 import pytest
 from lm_eval import simple_evaluate
 from lm_eval.api.instance import Instance
@@ -21,12 +23,16 @@ from lm_eval.api.model import LM
 from lm_eval.api.task import ConfigurableTask
 from lm_eval.tasks import TaskManager
 from lm_eval.tasks._yaml_loader import load_yaml
+from math_verify import parse
 
+from spade.cli.eval import print_summary
 from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import BENCHMARKS_DIR, Declaration, DeclarationError, load_declaration
 from spade.evals.lm_eval_runner import LmEvalBenchmark
 from spade.evals.lm_eval_tasks import lm_eval_tasks_dir, parse_options, render_tasks
+from spade.evals.run import results_document, run_benchmark, write_results
 from spade.evals.samples import SampleResult
+from spade.evals.scoring_alarms import RETRY_SCALES
 from spade.models import load_policy
 from spade.models.policy import Completion
 from spade.rollout import GenRequest, PolicyResponder
@@ -201,6 +207,39 @@ def test_unknown_sample_ids_are_refused():
     benchmark = build_benchmark(declaration("gsm8k"))
     with pytest.raises(ValueError, match="unknown sample ids"):
         benchmark.run(["99999"], Replay({}), DATA_DIR)
+
+
+def test_scoring_cut_short_is_retried_and_counted_in_results_json(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """A planted slow comparison (its alarm fires during it, as on a loaded machine): once
+    for the first gold answer, which the retry then scores, and every time for the second."""
+    texts = {i: text for i, (kind, text) in math500_texts().items() if kind == "gold"}
+    rows = {row["unique_id"]: row for row in read_jsonl(DATA_DIR / "math500/test.jsonl")}
+    once, always = (str(parse(rows[i]["solution"])[0]) for i in texts)
+    slow_once = {once}
+    real = math_verify.grader.sympy_expr_eq
+
+    def comparison(gold: Any, target: Any, *rest: Any) -> bool:
+        if str(gold) == always or str(gold) in slow_once:
+            slow_once.discard(str(gold))
+            signal.raise_signal(signal.SIGALRM)
+        return real(gold, target, *rest)
+
+    monkeypatch.setattr(math_verify.grader, "sympy_expr_eq", comparison)
+    run = run_benchmark(declaration("math500"), Replay(texts), DATA_DIR, ids=list(texts))
+    write_results(tmp_path, results_document([run], {"spec": "replay"}, {}), [run])
+    retries = {r.sample_id: (r.scoring_retries, r.timed_out) for r in run.samples}
+    assert list(retries.values()) == [(1, False), (len(RETRY_SCALES), True)]
+    entry = json.loads((tmp_path / "results.json").read_text())["benchmarks"]["math500"]
+    assert (entry["scoring_timeouts"], entry["scoring_retries"]) == (1, 1 + len(RETRY_SCALES))
+    records = read_jsonl(tmp_path / "samples" / "math500.jsonl")
+    assert [r["timed_out"] for r in records] == [False, True]
+    print_summary({"benchmarks": {"math500": entry}})
+    assert (
+        "math500: 1 sample(s) hit the scoring time limit even when retried"
+        in capsys.readouterr().out
+    )
 
 
 # -- the same outputs, scored by lm-eval on its own task definitions --------------------------
