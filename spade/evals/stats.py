@@ -3,26 +3,27 @@
 Everything here is pure and seeded: the same scores and seed always give the same numbers, so
 results records, rendered leaderboards and the regression gate are reproducible.
 
-Bootstrap means are drawn as multinomial counts over the distinct score values when there are
-few of them (0/1 accuracy, paired differences in {-1, 0, 1}): that has exactly the distribution
-of resampling the samples themselves, at a cost independent of n.
+The resampling is `scipy.stats.bootstrap` (percentile method, `RESAMPLES` resamples in batches
+of at most `_CHUNK_CELLS` drawn values, so a 14k-sample benchmark stays a few MB); the exact
+tests are `scipy.stats.binomtest` and, for seeds of training runs, `spade.evals.seed_stats`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import scipy.stats
 from numpy.typing import NDArray
 
 RESAMPLES = 2000
 LEVEL = 0.95
-_FEW_VALUES = 64
-"""Up to this many distinct values, bootstrap through multinomial counts over the values."""
 _CHUNK_CELLS = 2_000_000
-"""Cap on one (resamples × cells) draw, so a 14k-sample benchmark stays a few MB."""
+"""Cap on the values one batch of resamples draws, so a 14k-sample benchmark stays a few MB
+(the batch size does not change the numbers: the draws are the same stream)."""
 
 Floats = NDArray[np.float64]
 
@@ -63,7 +64,7 @@ def mean_ci(
         # Exactly collapsed: a summed mean of equal floats can be off by one ulp.
         return float(values[0]), float(values[0]), float(values[0])
     mean = float(values.mean())
-    lo, hi = _percentiles(_bootstrap_means(values, resamples, np.random.default_rng(seed)), level)
+    lo, hi = percentile_interval(bootstrap_distribution((values,), np.mean, resamples, seed), level)
     # Keep mean inside its interval, which renderers and `value ± half-width` rely on; the
     # percentile interval can miss it by a rounding error on tiny, skewed samples.
     return mean, min(lo, mean), max(hi, mean)
@@ -78,9 +79,10 @@ def paired_delta(
 ) -> Delta:
     """Mean of `current - baseline` over the sample ids both have, with a paired bootstrap CI.
 
-    When every score on both sides is 0 or 1, the p-value is McNemar's exact test; otherwise it
-    is the two-sided bootstrap p-value (how much of the bootstrap distribution lies across 0).
-    Raises ValueError when the two share no sample id (use `unpaired_delta` then).
+    The samples are resampled as pairs (the bootstrap of the per-sample differences). When every
+    score on both sides is 0 or 1, the p-value is McNemar's exact test; otherwise it is the
+    two-sided bootstrap p-value (`_bootstrap_p`: how much of the bootstrap distribution lies
+    across 0). Raises ValueError when the two share no sample id (use `unpaired_delta` then).
     """
     ids = common_ids(baseline, current)
     if not ids:
@@ -89,8 +91,8 @@ def paired_delta(
     after = np.array([current[i] for i in ids], dtype=np.float64)
     diffs = _as_array(after - before, "paired scores")
     delta = float(diffs.mean())
-    means = _bootstrap_means(diffs, resamples, np.random.default_rng(seed))
-    lo, hi = _percentiles(means, level)
+    means = bootstrap_distribution((diffs,), np.mean, resamples, seed)
+    lo, hi = percentile_interval(means, level)
     if _binary(before) and _binary(after):
         worse = int(np.sum((before == 1.0) & (after == 0.0)))
         better = int(np.sum((before == 0.0) & (after == 1.0)))
@@ -107,13 +109,12 @@ def unpaired_delta(
     seed: int = 0,
     level: float = LEVEL,
 ) -> Delta:
-    """Difference of means of two independent samples, each bootstrapped on its own."""
+    """Difference of means of two independent samples, each resampled on its own."""
     before = _as_array(baseline, "baseline scores")
     after = _as_array(current, "current scores")
-    rng = np.random.default_rng(seed)
     delta = float(after.mean() - before.mean())
-    diffs = _bootstrap_means(after, resamples, rng) - _bootstrap_means(before, resamples, rng)
-    lo, hi = _percentiles(diffs, level)
+    diffs = bootstrap_distribution((after, before), _difference_of_means, resamples, seed)
+    lo, hi = percentile_interval(diffs, level)
     return Delta(
         delta, min(lo, delta), max(hi, delta), 0, _bootstrap_p(diffs), "unpaired_bootstrap"
     )
@@ -146,16 +147,15 @@ def mcnemar_exact(worse: int, better: int) -> float:
     """Two-sided exact McNemar p-value from the discordant pair counts.
 
     Under no difference each discordant pair is equally likely to go either way, so the
-    smaller count is Binomial(worse + better, 1/2); the p-value doubles its lower tail.
+    smaller count is Binomial(worse + better, 1/2): the two-sided binomial test, which for
+    p = 1/2 doubles its lower tail (capped at 1).
     """
     if worse < 0 or better < 0:
         raise ValueError("discordant counts must be non-negative")
     n = worse + better
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(worse, better) + 1))
-    # Integer / integer division is exact-then-rounded in Python, even for huge n.
-    return min(1.0, 2 * tail / 2**n)
+    return float(scipy.stats.binomtest(min(worse, better), n, 0.5).pvalue)
 
 
 def common_ids(baseline: Mapping[str, float], current: Mapping[str, float]) -> list[str]:
@@ -177,17 +177,53 @@ def standard_error_from_ci(ci: tuple[float, float], level: float = LEVEL) -> flo
 
 
 def normal_quantile(p: float) -> float:
-    """Inverse standard normal CDF (bisection on erf: exact enough, no scipy needed)."""
+    """Inverse standard normal CDF."""
     if not 0 < p < 1:
         raise ValueError(f"quantile level must be in (0, 1), got {p}")
-    lo, hi = -40.0, 40.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if 0.5 * math.erfc(-mid / math.sqrt(2)) < p:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    return float(scipy.stats.norm.ppf(p))
+
+
+def bootstrap_distribution(
+    samples: tuple[NDArray[Any], ...],
+    statistic: Callable[..., Floats],
+    resamples: int,
+    seed: int,
+    cells_per_resample: int | None = None,
+) -> Floats:
+    """`resamples` values of `statistic` on resamples of `samples`, each resampled on its own.
+
+    `scipy.stats.bootstrap` with the percentile method, seeded; `statistic(*resampled,
+    axis=-1)` gets one row per resample. Intervals are taken from this distribution
+    (`percentile_interval`: the quantiles scipy's percentile method takes), which the p-values
+    need anyway. `cells_per_resample` (default: the samples' total size) is what one resample
+    costs the statistic in memory; batches hold at most `_CHUNK_CELLS` of those cells.
+    """
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    # scipy needs two observations per sample; one observation, passed twice, resamples to the
+    # same constant it would alone.
+    data = tuple(np.repeat(sample, 2) if sample.size == 1 else sample for sample in samples)
+    result = scipy.stats.bootstrap(
+        data,
+        statistic,
+        n_resamples=resamples,
+        batch=max(1, _CHUNK_CELLS // (cells_per_resample or sum(s.size for s in data))),
+        vectorized=True,
+        paired=False,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    return np.asarray(result.bootstrap_distribution, dtype=np.float64)
+
+
+def percentile_interval(distribution: Floats, level: float) -> tuple[float, float]:
+    """The central `level` interval of a bootstrap distribution (linear quantiles, as scipy's
+    percentile method takes them)."""
+    if not 0 < level < 1:
+        raise ValueError(f"confidence level must be in (0, 1), got {level}")
+    alpha = 1 - level
+    lo, hi = np.quantile(distribution, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi)
 
 
 def _as_array(scores: Sequence[float] | Floats, what: str) -> Floats:
@@ -203,39 +239,15 @@ def _binary(values: Floats) -> bool:
     return bool(np.all((values == 0.0) | (values == 1.0)))
 
 
-def _bootstrap_means(values: Floats, resamples: int, rng: np.random.Generator) -> Floats:
-    """`resamples` bootstrap means of `values` (all equal when the values are)."""
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
-    distinct, counts = np.unique(values, return_counts=True)
-    if distinct.size == 1:
-        return np.full(resamples, distinct[0])
-    n = values.size
-    cells = distinct.size if distinct.size <= _FEW_VALUES else n
-    chunk = max(1, _CHUNK_CELLS // cells)
-    parts: list[Floats] = []
-    for start in range(0, resamples, chunk):
-        size = min(chunk, resamples - start)
-        if distinct.size <= _FEW_VALUES:
-            draws = rng.multinomial(n, counts / n, size=size)
-            parts.append(draws @ distinct / n)
-        else:
-            parts.append(values[rng.integers(0, n, size=(size, n))].mean(axis=1))
-    return np.concatenate(parts)
-
-
-def _percentiles(means: Floats, level: float) -> tuple[float, float]:
-    if not 0 < level < 1:
-        raise ValueError(f"confidence level must be in (0, 1), got {level}")
-    alpha = 1 - level
-    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return float(lo), float(hi)
+def _difference_of_means(after: Floats, before: Floats, axis: int = -1) -> Floats:
+    return np.asarray(after.mean(axis=axis) - before.mean(axis=axis))
 
 
 def _bootstrap_p(means: Floats) -> float:
     """Two-sided bootstrap p-value for "the mean is 0": twice the smaller tail across 0.
 
-    The +1s count the observed statistic among the resamples, so p is never exactly 0.
+    The +1s count the observed statistic among the resamples (the convention of
+    `scipy.stats.permutation_test` for random resamples), so p is never below 2/(resamples + 1).
     """
     below = int(np.sum(means <= 0))
     above = int(np.sum(means >= 0))

@@ -4,8 +4,12 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats
 
+from spade.evals import stats
 from spade.evals.stats import (
+    RESAMPLES,
+    bootstrap_distribution,
     mcnemar_exact,
     mean_ci,
     normal_quantile,
@@ -67,6 +71,65 @@ def test_mean_ci_rejects_empty_or_nan(bad: list[float]) -> None:
 def test_mcnemar_exact_on_known_tables(worse: int, better: int, p: float) -> None:
     assert mcnemar_exact(worse, better) == pytest.approx(p)
     assert mcnemar_exact(better, worse) == pytest.approx(p)  # two-sided: symmetric
+
+
+MCNEMAR_GRID = {
+    # (worse, better): p, from the exact-integer formula used before scipy,
+    # min(1, 2·Σ_{k ≤ min} C(n, k) / 2ⁿ); scipy's binomtest sums floats, so equal to ~1e-14.
+    (0, 0): 1.0, (0, 1): 1.0, (0, 3): 0.25, (0, 10): 0.001953125, (0, 25): 5.960464477539063e-08,
+    (0, 60): 1.734723475976807e-18, (0, 200): 1.2446030555722283e-60,
+    (1, 0): 1.0, (1, 1): 1.0, (1, 3): 0.625, (1, 10): 0.01171875, (1, 25): 8.046627044677734e-07,
+    (1, 60): 5.377642775528102e-17, (1, 200): 1.2570490861279506e-58,
+    (2, 0): 0.5, (2, 1): 1.0, (2, 3): 1.0, (2, 10): 0.03857421875, (2, 25): 5.647540092468262e-06,
+    (2, 60): 8.474124180146703e-16, (2, 200): 6.379835262863242e-57,
+    (5, 0): 0.0625, (5, 1): 0.21875, (5, 3): 0.7265625, (5, 10): 0.3017578125,
+    (5, 25): 0.00032491423189640045, (5, 60): 4.869560700851427e-13,
+    (5, 200): 1.1455395645628988e-52,
+    (10, 0): 0.001953125, (10, 1): 0.01171875, (10, 3): 0.09228515625, (10, 10): 1.0,
+    (10, 25): 0.01667384780012071, (10, 60): 8.004823399455647e-10,
+    (10, 200): 4.728263442876991e-47,
+    (30, 0): 1.862645149230957e-09, (30, 1): 2.9802322387695312e-08,
+    (30, 3): 1.4011748135089874e-06, (30, 10): 0.0022214337732293643,
+    (30, 25): 0.5900533317766357, (30, 60): 0.002060265680963076,
+    (30, 200): 5.04735940724544e-32,
+    (6900, 7100): 0.0925930282369835, (7000, 7000): 1.0,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("counts", "p"), MCNEMAR_GRID.items())
+def test_mcnemar_exact_matches_the_exact_integer_formula(counts: tuple[int, int], p: float) -> None:
+    worse, better = counts
+    assert mcnemar_exact(worse, better) == pytest.approx(p, rel=1e-12, abs=0)
+    assert mcnemar_exact(better, worse) == pytest.approx(p, rel=1e-12, abs=0)
+
+
+def test_mean_ci_is_scipys_percentile_bootstrap() -> None:
+    scores = np.random.default_rng(4).random(150)
+    scipy_ci = scipy.stats.bootstrap(
+        (scores,),
+        np.mean,
+        n_resamples=RESAMPLES,
+        method="percentile",
+        rng=np.random.default_rng(7),
+    ).confidence_interval
+    assert mean_ci(scores, seed=7)[1:] == (scipy_ci.low, scipy_ci.high)
+
+
+def test_batching_does_not_change_the_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    scores = (np.random.default_rng(5).random(500) < 0.3).astype(np.float64)
+    whole = bootstrap_distribution((scores,), np.mean, RESAMPLES, seed=3)
+    monkeypatch.setattr(stats, "_CHUNK_CELLS", 7 * scores.size)  # batches of 7 resamples
+    assert np.array_equal(bootstrap_distribution((scores,), np.mean, RESAMPLES, seed=3), whole)
+
+
+def test_a_single_sample_resamples_to_itself() -> None:
+    # scipy needs two observations; one is passed twice, which changes nothing.
+    assert mean_ci([0.25]) == (0.25, 0.25, 0.25)
+    one = paired_delta({"a": 0.2}, {"a": 0.7})
+    assert (one.lo, one.hi, one.n_common) == (pytest.approx(0.5), pytest.approx(0.5), 1)
+    lone = unpaired_delta([0.5], [0.2, 0.4, 0.9])
+    assert lone.delta == pytest.approx(0.0)
+    assert 0.2 - 0.5 <= lone.lo < 0.0 < lone.hi <= 0.9 - 0.5
 
 
 def test_identical_runs_have_zero_delta_and_no_significance() -> None:
