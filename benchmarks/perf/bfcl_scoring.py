@@ -35,6 +35,7 @@ from spade.evals.bfcl import backends
 from spade.evals.bfcl.executor import BackendSession, BackendWorker
 from spade.evals.bfcl.runner import BfclBenchmark
 from spade.evals.declarations import declarations
+from spade.host import this_host
 from spade.rollout import Predictions
 from spade.sandbox import BACKEND_NAMES, SandboxConfig, backend_name, configure
 
@@ -117,6 +118,7 @@ def main() -> None:
     parser.add_argument("--sandbox", default="auto", choices=BACKEND_NAMES,
                         help="where the runner's backend worker runs")  # fmt: skip
     args = parser.parse_args()
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
     configure(SandboxConfig(backend=args.sandbox))
     sandbox = backend_name()
     runner_label = f"spade bfcl runner (--predictions path, worker in {sandbox} sandbox)"

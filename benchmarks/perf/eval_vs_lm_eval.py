@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from spade.evals.benchmark import build_benchmark
 from spade.evals.declarations import Declaration, declarations
 from spade.evals.lm_eval_tasks import catalog, parse_options, render_tasks
 from spade.evals.run import choose_ids, run_benchmark
+from spade.host import this_host
 from spade.models import load_policy
 from spade.rollout import CompletionCache, PolicyResponder, Responder
 
@@ -132,6 +134,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
 
     from transformers import AutoTokenizer
 

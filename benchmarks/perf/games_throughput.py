@@ -19,6 +19,7 @@ import argparse
 import dataclasses
 import json
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,6 +31,7 @@ from spade.evals.declarations import BENCHMARKS_DIR, load_declaration
 from spade.evals.games import GAMES, Episode, EpisodeSpec, Game, GameDriver, Policy
 from spade.evals.games.textarena_game import TextArenaGame, load_env_class
 from spade.evals.games_runner import GamesBenchmark
+from spade.host import this_host
 from spade.models.policy import Completion, SamplingParams
 from spade.rollout import GenRequest, Predictions, play
 
@@ -122,6 +124,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=20, help="games per measurement")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
     built = build_benchmark(load_declaration(BENCHMARKS_DIR / "games.yaml"))
     assert isinstance(built, GamesBenchmark)
     bench = built

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from spade.evals.code_problems import load_humaneval
+from spade.host import this_host
 from spade.sandbox import SandboxConfig
 from spade.sandbox.programs import ProgramRunner, default_parallelism, run_program, run_programs
 
@@ -57,6 +59,7 @@ def main() -> None:
     parser.add_argument("--backend", default="auto", help="auto, bwrap, docker or unsafe-process")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
     config = SandboxConfig(backend=args.backend)
     rows = []
     for label, fresh in (("fork per program (warm worker)", False),

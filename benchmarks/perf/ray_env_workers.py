@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from tabulate import tabulate
 
 from spade.distributed import Cluster, EnvHosts
 from spade.envs.remote import RemoteEnv
+from spade.host import this_host
 from spade.sandbox import SandboxConfig
 
 SEED_ENV = Path(__file__).parents[2] / "envs_snapshots/spade-seed/1.1.0/envs/hidden_number.py"
@@ -52,6 +54,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
     with Cluster("local", num_cpus=1) as cluster:
         hosts = EnvHosts(cluster, 1)
         try:

@@ -30,6 +30,7 @@ from tabulate import tabulate
 
 from spade.distributed import Cluster, Workers, run_sharded
 from spade.evals.run import planned_ids, resolve_benchmarks, run_benchmark, run_shard
+from spade.host import this_host
 from spade.rollout import Predictions
 from spade.sandbox import SandboxConfig, configure
 
@@ -86,6 +87,7 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
     configure(SANDBOX)
     respond = predictions(args.data_dir, args.samples)
     rows: list[list[str]] = []

@@ -23,6 +23,7 @@ from perf_envs import COUNTER_ENV, seconds_per_step  # this folder (the script's
 from tabulate import tabulate
 
 from spade.envs import RemoteEnv, validate_source
+from spade.host import this_host
 from spade.sandbox import SandboxConfig, SandboxWorker
 from spade.sandbox.process import bwrap_works
 
@@ -77,6 +78,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
     backends = (["bwrap"] if bwrap_works() else []) + ["unsafe-process"]
     all_cpus = os.sched_getaffinity(0)
     rows = []

@@ -24,10 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
+
+from spade.host import this_host
 
 ARMS: dict[str, dict[str, Any]] = {
     "trl-bf16-b4": {"stock_loss": True, "precision": "bf16", "batch": 4},
@@ -95,6 +98,7 @@ def main() -> None:
     parser.add_argument("--lora", action="store_true", help="LoRA r32 instead of full fine-tuning")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args()
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
     from spade.models.builtin import BUILTIN_MODELS, builtin_model_dir
     from spade.rl.sft import native_bf16
 

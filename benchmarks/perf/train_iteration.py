@@ -24,6 +24,8 @@ from typing import IO, Any
 
 from tabulate import tabulate
 
+from spade.host import this_host
+
 PARTS = [
     ("designer generation", "time/designer_generation"),
     ("env validation (sandbox)", "time/validation"),
@@ -72,6 +74,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=1)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
+    print(this_host())
     if args.run_dir is not None:
         rows = read_metrics(args.run_dir)
     else:

@@ -18,6 +18,7 @@ import time
 
 from tabulate import tabulate
 
+from spade.host import this_host
 from spade.models import Completion, SamplingParams, TransformersPolicy, builtin_model_dir
 from spade.models.vllm_backend import VLLMConfig, VLLMPolicy
 from spade.models.vllm_server import ServeConfig, VLLMServer
@@ -61,6 +62,7 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", help="vLLM's dtype (transformers: float32)")
     parser.add_argument("--serve", action="store_true", help="through a managed vllm serve")
     args = parser.parse_args()
+    print(this_host())
     model_dir = builtin_model_dir(args.model)
     chats = [[{"role": "user", "content": q}] for q in CHATS]
     sampling = SamplingParams(max_new_tokens=args.tokens, logprobs=True)

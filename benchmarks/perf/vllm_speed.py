@@ -66,6 +66,7 @@ from train_iteration import read_metrics, run_training
 from spade.evals.declarations import Declaration, declarations
 from spade.evals.run import run_benchmark
 from spade.evals.suite_runner import SuiteBenchmark, suite_declaration
+from spade.host import this_host
 from spade.models import Policy, load_policy
 from spade.rollout import CompletionCache, EpisodeSpec, PolicyResponder
 from spade.suites import SuiteEnv
@@ -329,6 +330,7 @@ def main() -> None:
     # vLLM logs to stdout unless told otherwise (here and in spade-train's processes): ours
     # carries the table and --json only.
     os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+    print(this_host(), file=sys.stderr if args.json else sys.stdout)
     only = set(args.only.split(","))
     if not only or only - set(TARGETS):
         parser.error(f"--only {args.only!r}: expected a comma-separated subset of a,b,c")
