@@ -2,8 +2,9 @@
 
 math_verify and lm-eval's minerva_math bound every parse and comparison with `SIGALRM`
 (5 s); when the alarm fires they swallow the timeout and the comparison is simply false, so
-on a loaded machine a right answer can score 0 (MATH-500's first gold answer did, once: the
-first parse also loads the LaTeX grammar). `score_with_retries` runs a scorer while watching
+on a loaded machine a right answer can score 0 (MATH-500's test/precalculus/807.json did: it
+is scored first, and a process's first parse takes ~0.5 s quiet, the next ones < 1 ms).
+`score_with_retries` runs a scorer while watching
 `SIGALRM`: the handlers the scorer installs are wrapped to note that they fired, and
 `signal.alarm` is scaled. An attempt during which an alarm fired is run again with every
 limit multiplied by the next of `RETRY_SCALES`; the last attempt's value stands, and when
