@@ -20,6 +20,7 @@ from spade.cli.errors import UsageError, one_line_errors
 
 if TYPE_CHECKING:
     from spade.experiments import Experiment
+    from spade.experiments.runner import RunReport
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +38,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="UNIT",
         help="a unit or a prefix of units (e.g. fixed/seed0), repeatable",
+    )
+    run.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run units as tasks on this Ray cluster (local, auto or HOST:PORT), "
+        "independent (arm, seed) units at the same time",
+    )
+    run.add_argument(
+        "--unit-cpus",
+        type=float,
+        default=2.0,
+        help="CPUs a unit takes on the Ray cluster (default 2)",
     )
     run.add_argument("--no-verdict", action="store_true", help="do not rewrite the verdict")
     status = commands.add_parser("status", help="list done and missing units")
@@ -62,10 +75,10 @@ def main(argv: list[str] | None = None) -> int:
             for path in write_verdict(args.dir, args.out):
                 print(path)
             return 0
-        runner = Runner(args.plan)
         if args.command == "status":
+            Runner(args.plan)  # the plan validates
             return _status(Experiment.open(args.plan.parent))
-        report = runner.run(args.only)
+        report = _run(args)
         print(f"ran {len(report.done)} units, {len(report.skipped)} already done")
         for name, seconds in report.seconds.items():
             print(f"  {name}: {seconds / 60:.1f} min")
@@ -74,6 +87,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (PlanError, ExperimentError, ArtifactError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> RunReport:
+    from spade.experiments import Runner
+
+    if args.ray is None:
+        return Runner(args.plan).run(args.only)
+    from spade.distributed.errors import ClusterError
+    from spade.experiments.ray_launcher import RayLauncher
+
+    try:
+        launcher = RayLauncher(args.ray, args.unit_cpus)
+    except ClusterError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        return Runner(args.plan, launcher=launcher).run(args.only, launcher.workers())
+    finally:
+        launcher.close()
 
 
 def _status(experiment: Experiment) -> int:

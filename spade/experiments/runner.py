@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,20 +117,46 @@ class Runner:
         )
 
     # -- running ----------------------------------------------------------------------------------
-    def run(self, only: Sequence[str] = ()) -> RunReport:
-        """Every unit not done, in order; `only`: unit names or prefixes (`fixed/seed0`)."""
+    def run(self, only: Sequence[str] = (), workers: int = 1) -> RunReport:
+        """Every unit not done, in order; `only`: unit names or prefixes (`fixed/seed0`).
+        With `workers` > 1 (a Ray cluster's launcher), the units of different (arm, seed)
+        pairs run at the same time once the warm start and the checkpoint arms are done."""
         report = RunReport()
         chosen = [u for u in units(self.plan) if not only or _selected(u.name, only)]
-        for number, unit in enumerate(chosen, 1):
-            if self.is_done(unit):
-                report.skipped.append(unit.name)
-                continue
-            print(f"[{number}/{len(chosen)}] {unit.name}", file=sys.stderr, flush=True)
-            started = time.perf_counter()
-            self.execute(unit)
-            report.seconds[unit.name] = time.perf_counter() - started
-            report.done.append(unit.name)
+        first = [u for u in chosen if u.kind == "warm" or u.seed is None]
+        for unit in first if workers > 1 else chosen:
+            self._unit(unit, report, len(chosen))
+        if workers > 1:
+            chains: dict[tuple[str | None, int | None], list[Unit]] = {}
+            for unit in chosen:
+                if unit not in first:
+                    chains.setdefault((unit.arm, unit.seed), []).append(unit)
+            with ThreadPoolExecutor(workers) as pool:
+                futures = [
+                    pool.submit(self._chain, chain, report, len(chosen))
+                    for chain in chains.values()
+                ]
+                for future in futures:
+                    future.result()
         return report
+
+    def _chain(self, chain: list[Unit], report: RunReport, total: int) -> None:
+        for unit in chain:
+            self._unit(unit, report, total)
+
+    def _unit(self, unit: Unit, report: RunReport, total: int) -> None:
+        if self.is_done(unit):
+            report.skipped.append(unit.name)
+            return
+        print(
+            f"[{len(report.done) + len(report.skipped) + 1}/{total}] {unit.name}",
+            file=sys.stderr,
+            flush=True,
+        )
+        started = time.perf_counter()
+        self.execute(unit)
+        report.seconds[unit.name] = time.perf_counter() - started
+        report.done.append(unit.name)
 
     def execute(self, unit: Unit) -> None:
         started = time.perf_counter()

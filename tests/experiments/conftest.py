@@ -14,8 +14,10 @@ def plan_data(tmp: Path, **changes: object) -> dict[str, object]:
         "name": "tiny",
         "registered": "2026-12-04",
         "question": "Does the designer help a tiny experiment?",
-        "warm_start": {"config": str(REPO / "configs/ladder/warmup.yaml"),
-                       "run_dir": str(tmp / "runs/warm")},  # fmt: skip
+        "warm_start": {
+            "config": str(REPO / "configs/ladder/warmup.yaml"),
+            "run_dir": str(tmp / "runs/warm"),
+        },  # fmt: skip
         "arms": {
             "spade": {"config": str(REPO / "configs/ladder/spade.yaml")},
             "fixed": {"config": str(REPO / "configs/ladder/fixed.yaml")},
@@ -29,9 +31,14 @@ def plan_data(tmp: Path, **changes: object) -> dict[str, object]:
             "primary": {"set": "ladder0", "benchmark": "ladder", "metric": "success"},
             "secondary": [{"set": "ladder0", "benchmark": "ladder", "metric": "score"}],
         },
-        "test": {"comparisons": [{"a": "spade", "b": "fixed", "alternative": "greater"},
-                                 {"a": "fixed", "b": "warm"}, {"a": "warm", "b": "base"}],
-                 "resamples": 500},  # fmt: skip
+        "test": {
+            "comparisons": [
+                {"a": "spade", "b": "fixed", "alternative": "greater"},
+                {"a": "fixed", "b": "warm"},
+                {"a": "warm", "b": "base"},
+            ],
+            "resamples": 500,
+        },  # fmt: skip
         "curves": ["agent/return", "envs/win_rate"],
     }
     data.update(changes)

@@ -160,3 +160,17 @@ def test_status_lists_done_and_missing_units(
     assert lines[0].startswith("done     warm")
     assert "missing  spade/seed2/ladder0" in lines
     assert Unit("train", "fixed", 2).name == "fixed/seed2/train"
+
+
+def test_independent_units_run_at_the_same_time_with_workers(plan_path: Path) -> None:
+    processes = Processes()
+    report = runner(plan_path, processes).run(workers=3)
+    assert len(report.done) == 15
+    assert report.done[:3] == ["warm", "warm/ladder0", "base/ladder0"]
+    # each (arm, seed) chain keeps its order: training before its evaluation
+    for arm in ("spade", "fixed"):
+        for seed in range(3):
+            assert report.done.index(f"{arm}/seed{seed}/train") < report.done.index(
+                f"{arm}/seed{seed}/ladder0"
+            )
+    assert runner(plan_path, Processes()).run(workers=3).done == []

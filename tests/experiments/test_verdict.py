@@ -63,9 +63,9 @@ def test_verdict_reports_the_test_seeds_budget_and_status(plan_path: Path) -> No
 
 
 def test_an_interim_look_says_so(plan_path: Path) -> None:
-    Runner(plan_path, launcher=Processes(better_spade), runs_root=plan_path.parents[2] / "runs").run(
-        only=["warm", "base", "spade/seed0", "fixed/seed0"]
-    )
+    Runner(
+        plan_path, launcher=Processes(better_spade), runs_root=plan_path.parents[2] / "runs"
+    ).run(only=["warm", "base", "spade/seed0", "fixed/seed0"])
     text = write_verdict(plan_path.parent)[0].read_text()
     assert "**Status: interim look** (7 of 15 units done)" in text
     assert "spade/seed1/train" in text
