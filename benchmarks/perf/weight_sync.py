@@ -2,7 +2,7 @@
 
 Run: python benchmarks/perf/weight_sync.py [--model smollm2-135m] [--repeats 3]
 
-For the trainer side of each `generation.weight_sync` (spade.selfplay.generation), timed in
+For the trainer side of each `generation.weight_sync` (spade.rl.weight_sync), timed in
 one process on the same model, after one real optimizer step so the weights are not the
 base ones:
 - lora_adapter: `Learner.save_adapter` (what a vLLM server then loads from disk);

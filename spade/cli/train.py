@@ -144,8 +144,9 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     from spade.models import BuiltinModelError, ModelSpecError
     from spade.models.policy import PolicyError
     from spade.rl.learner import LearnerError
+    from spade.rl.weight_sync import GenerationError
     from spade.sandbox import resolve_backend
-    from spade.selfplay.generation import GenerationError, resolved_backend
+    from spade.selfplay.generation import resolved_backend
     from spade.selfplay.loop import SelfPlayRun
     from spade.suites import SuiteError
 

@@ -67,7 +67,6 @@ def load_policy(
 def _load_vllm(
     spec: str, serve: bool, log_dir: str | Path | None, options: dict[str, Any]
 ) -> Policy:
-    from spade.models.openai_backend import OpenAIConfig
     from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm
     from spade.models.vllm_server import ServeConfig, VLLMServer
 
@@ -80,12 +79,11 @@ def _load_vllm(
     try:
         if not serve:
             return VLLMPolicy(path, vllm_config, name=_name(target, path))
-        server = VLLMServer(path, ServeConfig(engine=vllm_config), log_dir, _name(target, path))
-        server.start()
+        concurrency = vllm_config.batch_size or ServeConfig.concurrency
+        config = ServeConfig(engine=vllm_config, concurrency=concurrency)
+        return VLLMServer(path, config, log_dir, _name(target, path)).start().policy()
     except PolicyError as exc:
         raise ModelSpecError(f"checkpoint {spec!r}: {exc}") from None
-    concurrency = vllm_config.batch_size or OpenAIConfig.concurrency
-    return server.policy(OpenAIConfig(concurrency=concurrency))
 
 
 def local_model_dir(spec: str) -> Path | None:

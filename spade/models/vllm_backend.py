@@ -112,11 +112,26 @@ class VLLMConfig:
         if self.max_model_len is not None:
             args["max_model_len"] = self.max_model_len
         if self.enable_lora:
-            args.update(enable_lora=True, max_lora_rank=self.max_lora_rank,
-                        max_loras=self.max_loras)  # fmt: skip
+            args.update(
+                enable_lora=True, max_lora_rank=self.max_lora_rank, max_loras=self.max_loras
+            )
         if self.logprobs_mode is not None:
             args["logprobs_mode"] = self.logprobs_mode
         return {**args, **self.engine_kwargs}
+
+
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The max_lora_rank values vLLM accepts (vllm/config/lora.py, 0.32)."""
+
+
+def served_lora_rank(rank: int) -> int:
+    """The smallest max_lora_rank vLLM accepts that holds adapters of `rank`."""
+    for allowed in VLLM_LORA_RANKS:
+        if allowed >= rank:
+            return allowed
+    raise ValueError(
+        f"update.lora_r {rank} is above vLLM's largest LoRA rank {VLLM_LORA_RANKS[-1]}"
+    )
 
 
 def on_cpu() -> bool:
@@ -224,8 +239,8 @@ class VLLMPolicy:
         check_logprobs_request(sampling)
         if not conversations:
             return []
-        ids = [self.prompt_ids(conv, conv_tools)
-               for conv, conv_tools in zip(conversations, per_conv_tools, strict=True)]  # fmt: skip
+        pairs = zip(conversations, per_conv_tools, strict=True)
+        ids = [self.prompt_ids(conv, conv_tools) for conv, conv_tools in pairs]
         results: list[Completion | None] = [self._overflow(row, sampling) for row in ids]
         todo = [i for i, done in enumerate(results) if done is None]
         if todo:
@@ -277,12 +292,20 @@ class VLLMPolicy:
             return None
         self.context_overflows += 1
         if self.context_overflows == 1:
-            warnings.warn(f"{self.name}: a {len(row)}-token prompt fills the "
-                          f"{self.context_window}-token context window; replying empty "
-                          "(counted in context_overflows)", stacklevel=3)  # fmt: skip
-        return Completion(text="", finish_reason="length", prompt_tokens=len(row),
-                          completion_tokens=0, token_ids=[], prompt_token_ids=list(row),
-                          logprobs=[] if sampling.logprobs else None)  # fmt: skip
+            warnings.warn(
+                f"{self.name}: a {len(row)}-token prompt fills the {self.context_window}-token "
+                "context window; replying empty (counted in context_overflows)",
+                stacklevel=3,
+            )
+        return Completion(
+            text="",
+            finish_reason="length",
+            prompt_tokens=len(row),
+            completion_tokens=0,
+            token_ids=[],
+            prompt_token_ids=list(row),
+            logprobs=[] if sampling.logprobs else None,
+        )
 
     def _params(self, sampling: SamplingParams, index: int) -> Any:
         return self._vllm.SamplingParams(

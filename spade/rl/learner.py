@@ -236,7 +236,7 @@ class Learner:
 
         return write_atomically(out_dir, fill, EXPORT_NOTE)
 
-    # -- weights for a generation engine (spade.selfplay.generation) ----------------------
+    # -- weights for a generation engine (spade.rl.weight_sync) ---------------------------
 
     def named_weights(self) -> Iterator[tuple[str, torch.Tensor]]:
         """The current policy's weights under the base model's HF names (LoRA merged in),

@@ -61,7 +61,7 @@ def test_token_ids_in_and_out_match_transformers(
 
 
 @pytest.mark.slow
-def test_a_plain_client_finds_vllm_and_gets_token_ids(
+def test_clients_of_a_server_they_did_not_start_get_token_ids(
     server: VLLMServer, reference: list[Completion]
 ) -> None:
     # No tokenizer here: the server renders the chat template, and still reports the ids.
@@ -69,6 +69,15 @@ def test_a_plain_client_finds_vllm_and_gets_token_ids(
     got = plain.generate([user(q) for q in QUESTIONS], GREEDY_LOGPROBS)
     assert plain.server == "vllm"
     assert_same_replies(got, reference)
+    # Attached: the served model found at /v1/models, and the server left running at close.
+    attached = VLLMServer.attach(server.base_url, server.model_dir)
+    assert (attached.served_name, attached.models()) == ("smollm2-135m", ["smollm2-135m"])
+    assert attached.policy() is attached.policy()  # one policy, which a LoRA sync re-points
+    got = attached.policy().generate([user(q) for q in QUESTIONS], GREEDY_LOGPROBS)
+    assert_same_replies(got, reference)
+    attached.close()
+    assert server.process is not None and server.process.poll() is None
+    assert server.models() == ["smollm2-135m"]
 
 
 @pytest.mark.slow
@@ -84,6 +93,7 @@ def test_lora_routes_serve_the_adapter(
         adapted = policy.generate(conversations, GREEDY_LOGPROBS)
         assert policy.describe().weights_sha256 is None
     finally:
+        server.policy().model = server.served_name  # its one policy: later tests use it
         server.unload_lora_adapter("step-1")
     assert_same_replies(adapted, lora_merged.generate(conversations, GREEDY_LOGPROBS))
     assert server.models() == ["smollm2-135m"]

@@ -38,20 +38,12 @@ from spade.cli.errors import UsageError
 from spade.cli.train import build_parser, resolve_run
 from spade.cli.train import main as spade_train
 from spade.models import Completion, SamplingParams
-from spade.models.vllm_backend import VLLMPolicy
+from spade.models.vllm_backend import VLLMPolicy, served_lora_rank
 from spade.models.vllm_server import LOG_NAME, VLLMServer
+from spade.rl.weight_sync import LiveEngine, ReloadSync, ServerSync, VLLMEngine, adapter_prefix
 from spade.selfplay import loop
 from spade.selfplay.config import load_config
-from spade.selfplay.generation import (
-    LiveEngine,
-    LoraAdapterSync,
-    ManagedServer,
-    ReloadSync,
-    VLLMEngine,
-    adapter_prefix,
-    resolved_backend,
-    served_lora_rank,
-)
+from spade.selfplay.generation import resolved_backend
 from tests.models.conftest import LOGPROB_TOLERANCE
 from tests.rl.conftest import save_tiny_llama
 from tests.selfplay.test_loop import StandInRun, tiny_config
@@ -89,9 +81,8 @@ def worst_gap(served: Completion, live: Completion) -> float:
 def managed(run: loop.SelfPlayRun) -> VLLMServer:
     """The `vllm serve` a server-backed run started."""
     engine = run.engine
-    assert isinstance(engine, LoraAdapterSync | ReloadSync)
-    assert isinstance(engine.server, ManagedServer)
-    return engine.server.server
+    assert isinstance(engine, ServerSync) and engine.server.attached_to is None
+    return engine.server
 
 
 @dataclass
