@@ -23,7 +23,14 @@ from typing import Literal
 import numpy as np
 import scipy.stats
 
-from spade.evals.stats import LEVEL, RESAMPLES, Floats, bootstrap_distribution, percentile_interval
+from spade.evals.stats import (
+    LEVEL,
+    RESAMPLES,
+    Floats,
+    bootstrap_distribution,
+    finite_array,
+    percentile_interval,
+)
 
 Alternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES: tuple[Alternative, ...] = ("two-sided", "greater", "less")
@@ -62,7 +69,7 @@ def sign_flip_test(
     `min_attainable_p`: 1/2^n one-sided, 2/2^n two-sided (5 seeds: 0.0625, which cannot
     reach 0.05; 6 seeds: 0.03125).
     """
-    diffs = _finite(differences, "per-seed differences")
+    diffs = finite_array(differences, "per-seed differences")
     _check_alternative(alternative)
     if diffs.size < 2:
         raise ValueError(f"a sign-flip test needs at least 2 seeds, got {diffs.size}")
@@ -163,15 +170,6 @@ def minimum_detectable_effect(
     df = n_seeds - 1
     t_sum = scipy.stats.t.ppf(1 - tail, df) + scipy.stats.t.ppf(power, df)
     return float(t_sum * sd_between_seeds / math.sqrt(n_seeds))
-
-
-def _finite(values: Sequence[float] | Floats, what: str) -> Floats:
-    array = np.asarray(values, dtype=np.float64)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{what}: need a non-empty list of numbers")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{what}: contains NaN or infinity")
-    return array
 
 
 def _matrix(matrix: Matrix) -> Floats:

@@ -59,7 +59,7 @@ def mean_ci(
     Raises ValueError for no scores (a mean of nothing has no sensible value). Equal scores
     give a zero-width interval.
     """
-    values = _as_array(scores, "scores")
+    values = finite_array(scores, "scores")
     if np.all(values == values[0]):
         # Exactly collapsed: a summed mean of equal floats can be off by one ulp.
         return float(values[0]), float(values[0]), float(values[0])
@@ -89,7 +89,7 @@ def paired_delta(
         raise ValueError("no sample ids in common: a paired comparison needs shared samples")
     before = np.array([baseline[i] for i in ids], dtype=np.float64)
     after = np.array([current[i] for i in ids], dtype=np.float64)
-    diffs = _as_array(after - before, "paired scores")
+    diffs = finite_array(after - before, "paired scores")
     delta = float(diffs.mean())
     means = bootstrap_distribution((diffs,), np.mean, resamples, seed)
     lo, hi = percentile_interval(means, level)
@@ -110,8 +110,8 @@ def unpaired_delta(
     level: float = LEVEL,
 ) -> Delta:
     """Difference of means of two independent samples, each resampled on its own."""
-    before = _as_array(baseline, "baseline scores")
-    after = _as_array(current, "current scores")
+    before = finite_array(baseline, "baseline scores")
+    after = finite_array(current, "current scores")
     delta = float(after.mean() - before.mean())
     diffs = bootstrap_distribution((after, before), _difference_of_means, resamples, seed)
     lo, hi = percentile_interval(diffs, level)
@@ -226,7 +226,8 @@ def percentile_interval(distribution: Floats, level: float) -> tuple[float, floa
     return float(lo), float(hi)
 
 
-def _as_array(scores: Sequence[float] | Floats, what: str) -> Floats:
+def finite_array(scores: Sequence[float] | Floats, what: str) -> Floats:
+    """`scores` as a non-empty 1-D float array; ValueError naming `what` otherwise."""
     values = np.asarray(scores, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"{what}: need a non-empty list of numbers")

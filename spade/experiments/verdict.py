@@ -93,29 +93,11 @@ def effect(experiment: Experiment, comparison: Comparison, metric: MetricRef) ->
         )
     mean, lo, hi = cluster_bootstrap_ci(_matrix(cells), resamples=plan.test.resamples, seed=0)
     if len(kept) < 2:
-        return Effect(
-            comparison,
-            metric,
-            kept,
-            per_seed,
-            mean,
-            lo,
-            hi,
-            math.nan,
-            "one seed: no test over seeds",
-        )
-    p_value = sign_flip_test(differences, comparison.alternative)
-    return Effect(
-        comparison,
-        metric,
-        kept,
-        per_seed,
-        mean,
-        lo,
-        hi,
-        p_value,
-        f"sign-flip over seeds, {comparison.alternative}",
-    )
+        p_value, test = math.nan, "one seed: no test over seeds"
+    else:
+        p_value = sign_flip_test(differences, comparison.alternative)
+        test = f"sign-flip over seeds, {comparison.alternative}"
+    return Effect(comparison, metric, kept, per_seed, mean, lo, hi, p_value, test)
 
 
 def _by_env(scores: Scores, common: list[str]) -> dict[str, float]:
