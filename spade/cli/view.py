@@ -1,4 +1,4 @@
-"""spade-eval view: one static HTML report of a results dir or a training run dir."""
+"""spade-eval view: one static HTML report of a results dir, a run dir or an experiment folder."""
 
 from __future__ import annotations
 
@@ -16,9 +16,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spade-eval view",
         description="Write one self-contained HTML file (opens from disk, works offline) showing "
-        "a spade-eval results dir or a spade-train run dir.",
+        "a spade-eval results dir, a spade-train run dir or a spade-experiment folder (arms, "
+        "seeds, curves and the samples that changed between arms).",
     )
-    parser.add_argument("dir", type=Path, help="results dir (results.json) or run dir")
+    parser.add_argument(
+        "dir",
+        type=Path,
+        help="a results dir (results.json), a run dir (metrics.jsonl) or an experiment folder "
+        "(plan.yaml)",
+    )
     parser.add_argument(
         "--compare",
         type=Path,

@@ -189,15 +189,17 @@
     node.append(...children);
     return node;
   }
-  // domain: [first, last] iteration of the run, shared by its charts so they line up.
-  function chart(title, points, domain) {
-    const W = 200, H = 140, L = 40, R = 8, T = 8, B = 26;
+  // domain: [first, last] iteration, shared by a page's charts so they line up. lines:
+  // [{points: [[x, y], ...], cls, name}], drawn in one frame; cls (arm-K) gives a line its colour.
+  function multiChart(title, lines, domain, size) {
+    const [W, H] = size || [200, 140], L = 40, R = 8, T = 8, B = 26;
     const box = el("figure", { class: "chart" }, el("figcaption", { title }, title));
-    if (!points || !points.length) {
+    lines = (lines || []).filter((line) => line.points && line.points.length);
+    if (!lines.length) {
       box.append(el("div", { class: "empty" }, "no finite values"));
       return box;
     }
-    const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
+    const xs = lines.flatMap((l) => l.points.map((p) => p[0])), ys = lines.flatMap((l) => l.points.map((p) => p[1]));
     // The y axis starts at 0 unless values go below it, as a rate or a return is read from 0.
     const [first, last] = domain || [Math.min(...xs), Math.max(...xs)];
     const [x0, x1] = first === last ? [first - 1, last + 1] : [first, last];
@@ -206,19 +208,22 @@
     const X = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
     const Y = (y) => H - B - ((y - y0) / (y1 - y0)) * (H - T - B);
     const label = (x, y, value, anchor) => svg("text", { x, y, "text-anchor": anchor, class: "tick" }, value);
-    const plot = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img" },
+    const radius = lines.length > 1 ? 2.5 : 3.5;
+    const drawn = lines.flatMap((line) => [
+      svg("polyline", { points: line.points.map((p) => `${X(p[0])},${Y(p[1])}`).join(" "),
+        class: `series ${line.cls || ""}` }),
+      ...line.points.map((p) => svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: radius, class: `point ${line.cls || ""}` },
+        svg("title", {}, `${line.name ? line.name + " · " : ""}iteration ${p[0]}: ${val(p[1])}`)))]);
+    box.append(svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img" },
       svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }),
       svg("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" }),
       label(L - 4, Y(y1) + 4, val(y1), "end"), label(L - 4, Y(y0) + 4, val(y0), "end"),
       label(X(first), H - 12, fmt(first), "middle"),
       last !== first ? label(X(last), H - 12, fmt(last), "middle") : "",
-      label((L + W - R) / 2, H - 1, "iteration", "middle"),
-      svg("polyline", { points: points.map((p) => `${X(p[0])},${Y(p[1])}`).join(" "), class: "series" }),
-      ...points.map((p) => svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: 3.5, class: "point" },
-        svg("title", {}, `iteration ${p[0]}: ${val(p[1])}`))));
-    box.append(plot);
+      label((L + W - R) / 2, H - 1, "iteration", "middle"), ...drawn));
     return box;
   }
+  const chart = (title, points, domain) => multiChart(title, [{ points }], domain);
 
   // --- results pages -------------------------------------------------------------------------
   function headerBlock(title, subtitle) {
@@ -442,6 +447,111 @@
     });
   }
 
+  // --- experiment pages ----------------------------------------------------------------------
+  const armClass = (arm) => `arm-${Math.max(0, DATA.arms.findIndex((a) => a.name === arm)) % 6}`;
+  function legend(arms) {
+    return el("div", { class: "legend" }, arms.map((arm) => el("span", { class: "key" },
+      el("span", { class: `swatch ${armClass(arm)}` }), arm)));
+  }
+  function grid(cls, head, rows) {  // rows: lists of cells, a cell a value or [value, attrs]
+    return el("table", { class: `summary ${cls}` }, el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows.map((row) => el("tr", {}, row.map((cell) =>
+        Array.isArray(cell) ? el("td", cell[1], cell[0]) : el("td", {}, cell))))));
+  }
+  function meansTable() {
+    const m = DATA.means;
+    const arms = new Map(DATA.arms.map((a) => [a.name, a]));
+    const cell = (c) => (c ? [val(c[0]), { class: "score", title: `mean over ${c[1]} samples` }]
+      : ["not run", { class: "missing" }]);
+    const rows = m.rows.map(([arm, cells, mean]) => [arm, arms.get(arm).recipe,
+      ...(!arms.get(arm).trained
+        ? [[cells[0] ? `${val(cells[0][0])} (one evaluation)` : "not run",
+          { class: cells[0] ? "score" : "missing", colspan: m.seeds.length }]]
+        : cells.map(cell)), [val(mean), { class: "score" }]]);
+    return grid("means", ["arm", "recipe", ...m.seeds.map((s) => `seed ${s}`), "mean over seeds"], rows);
+  }
+  function testsTable() {
+    const rows = DATA.effects.map((t) => {
+      const e = t.effect;
+      const name = t.registered ? `${t.label} (registered)` : t.label;
+      if (!e) return [name, t.alternative, "0", "—", "—", "—", "no seed has both arms evaluated yet"];
+      return [name, t.alternative, fmt(e.seeds), [signed(e.mean), { class: "score" }], ci(e.ci),
+        [val(e.p), { class: "score" }], e.test];
+    });
+    return grid("tests", ["comparison", "alternative", "seeds", "Δ", "95% CI", "p", "test"], rows);
+  }
+  function experimentSummary() {
+    const done = DATA.units.filter((u) => u[2] === "done").length;
+    const units = grid("units", ["unit", "kind", "status", "wall time", "finished"], DATA.units.map((u) =>
+      [u[0], u[1], [u[2], { class: u[2] }], u[3] === null ? "—" : `${(u[3] / 60).toFixed(1)} min`, fmt(u[4])]));
+    return el("section", { class: "tab-body" }, el("h2", {}, "Summary"), facts(DATA.facts),
+      el("h3", {}, `Primary metric by arm and seed (${DATA.facts.find((f) => f[0] === "primary metric")[1]})`),
+      el("p", { class: "note" }, "Each cell is the mean over that evaluation's samples; the test's per-seed " +
+        "means weigh every env equally over the samples both arms have."),
+      meansTable(),
+      el("h3", {}, "Tests on the primary metric"), testsTable(),
+      el("details", { class: "units", open: done < DATA.units.length },
+        el("summary", {}, `Units: ${done} of ${DATA.units.length} done`), units),
+      el("h3", {}, "verdict.md"),
+      DATA.verdict === null ? el("p", { class: "note" }, "No verdict.md yet: spade-experiment verdict DIR writes it.")
+        : pre(text(DATA.verdict), "text verdict"),
+      DATA.plan !== null ? el("details", {}, el("summary", {}, "plan.yaml"), pre(text(DATA.plan), "code")) : null);
+  }
+  function experimentCurves() {
+    const lines = Object.values(DATA.series).flat();
+    const steps = lines.flatMap((l) => l.points.map((p) => p[0]));
+    const domain = steps.length ? [Math.min(...steps), Math.max(...steps)] : null;
+    const trained = DATA.arms.filter((a) => a.trained).map((a) => a.name);
+    return el("section", { class: "tab-body" }, el("h2", {}, "Curves"),
+      el("p", { class: "note" }, "One line per training run (arm and seed), coloured by arm."),
+      legend(trained),
+      el("div", { class: "charts wide" }, DATA.curves.map((key) => multiChart(key, DATA.series[key].map((l) =>
+        ({ points: l.points, cls: armClass(l.arm), name: `${l.arm} seed ${l.seed}` })), domain, [340, 210]))));
+  }
+  function changeBlock(c, holder) {
+    if (!c.per_seed.length) return el("p", { class: "note" }, "No seed has both arms evaluated yet.");
+    const counts = grid("per-seed", ["seed", `${c.a} higher`, `${c.b} higher`, "unchanged"],
+      c.per_seed.map((row) => row.map(fmt)));
+    const filters = [];
+    if (c.per_seed.length > 1) filters.push(choice("seed", "seed", c.rows, 1, "all seeds"));
+    filters.push({ name: "dir", label: "direction", options: [["all", "either way"], ["up", `${c.a} higher`],
+      ["down", `${c.b} higher`]], test: (r, v) => v === "all" || (v === "up" ? r[2] > r[3] : r[2] < r[3]) });
+    const table = dataTable({
+      rows: c.rows, noun: "changed samples", filters, search: (r) => r[0], placeholder: "filter by sample id…",
+      columns: [col("sample id", 0, "id"), col("seed", 1), col(c.a, 2, "score"), col(c.b, 3, "score"),
+        { title: "Δ", value: (r) => r[2] - r[3], show: signed, cls: "score delta" }],
+      open: (i) => {
+        const r = c.rows[i];
+        showDetail(holder, `${r[0]} · seed ${fmt(r[1])}`, [[c.a, c.details[i][0]], [c.b, c.details[i][1]]]);
+      },
+    });
+    return el("div", { class: "change-block" }, counts,
+      c.rows.length ? table : el("p", { class: "note" }, "No sample changed value."));
+  }
+  function experimentChanges() {
+    const holder = el("div", { class: "detail-holder" });
+    const picker = el("select", { class: "comparison-pick", "aria-label": "comparison" },
+      DATA.changes.map((c, i) => el("option", { value: String(i) },
+        c.kind === "registered" ? c.label : `${c.label} (${c.kind})`)));
+    if (DATA.changes[Number(state.cmp)]) picker.value = state.cmp;
+    const body = el("div");
+    const draw = () => {
+      holder.replaceChildren();
+      body.replaceChildren(changeBlock(DATA.changes[Number(picker.value)], holder));
+    };
+    picker.addEventListener("change", () => {
+      saveState({ cmp: picker.value, seed: "", dir: "", q: "", open: "" });
+      draw();
+    });
+    draw();
+    const metric = DATA.changes.length ? DATA.changes[0].metric : "";
+    return el("section", { class: "tab-body" }, el("h2", {}, "Changes"),
+      el("p", { class: "note" }, `The samples whose ${metric} differs between the two arms of a comparison, ` +
+        "seed by seed (Δ = a − b). Their outputs stay in the run directories; a sample shows its " +
+        "committed record (score, metrics, a digest of the output)."),
+      el("div", { class: "pick" }, el("label", {}, "comparison: ", picker)), body, holder);
+  }
+
   // --- the page ------------------------------------------------------------------------------
   function start() {
     const tabs = new Map();
@@ -449,6 +559,10 @@
       tabs.set("Summary", (go) => resultsSummary(go));
       for (const bench of DATA.benchmarks) tabs.set(bench.name, () => benchmarkTab(bench));
       if (DATA.other) tabs.set("Changes", () => changesTab());
+    } else if (DATA.kind === "experiment") {
+      tabs.set("Summary", experimentSummary);
+      tabs.set("Curves", experimentCurves);
+      tabs.set("Changes", experimentChanges);
     } else {
       tabs.set("Summary", (go) => runSummary(go));
       tabs.set("Designs", designsTab);
