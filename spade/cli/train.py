@@ -24,6 +24,7 @@ from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.settings import set_overrides
 from spade.selfplay.config import ConfigError, TrainConfig, load_config
 from spade.selfplay.recipes import missing_start
+from spade.selfplay.rewards import DESIGNER_REWARDS
 
 ABLATIONS = ("no_corpus", "no_memory", "no_designer_training")
 
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--reward",
-        choices=["blend", "regret", "solve_rate", "learning_potential"],
+        choices=list(DESIGNER_REWARDS),
         help="designer reward",
     )
     parser.add_argument("--iterations", type=int, help="number of iterations")

@@ -6,9 +6,9 @@ Backends import torch/transformers/openai/vllm, so they load on first use: impor
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from spade.lazy import lazy_attributes
 from spade.models.builtin import (
     BUILTIN_MODELS,
     BuiltinModelError,
@@ -44,10 +44,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

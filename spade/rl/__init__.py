@@ -4,8 +4,9 @@
 # `spade.rl.advantages` (numpy only) and the types stay cheap to import.
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from spade.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from spade.rl.checkpoint import latest_checkpoint, list_checkpoints
@@ -30,10 +31,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

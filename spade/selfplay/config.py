@@ -25,11 +25,11 @@ from spade.envs.scaffold import Scaffold
 from spade.procedural import SchedulerConfig
 from spade.rl.config import UpdateConfig
 from spade.sandbox import SandboxConfig
+from spade.selfplay.rewards import DESIGNER_REWARDS, NEEDS_REGRET, reward_kinds
 
 Mode = Literal["spade", "fixed"]
 EnvKind = Literal["game", "reasoning", "tool_use"]
 ENV_KINDS: tuple[EnvKind, ...] = ("game", "reasoning", "tool_use")
-RewardKind = Literal["blend", "regret", "solve_rate", "learning_potential"]
 GenerationBackend = Literal["auto", "live", "vllm", "server"]
 WeightSync = Literal["auto", "lora_adapter", "reload", "nccl"]
 
@@ -51,10 +51,11 @@ class DesignerConfig(_Strict):
     group_size: int = Field(2, ge=1, description="completions per design prompt (GRPO group)")
     repair_attempts: int = Field(1, ge=0, description="extra attempts after a failed check")
     max_gen_toks: int = Field(
-        512, ge=64,
+        512,
+        ge=64,
         description="token budget of one env source; a laptop default (a 2-core CPU writes ~2-4 "
         "tok/s per sequence); seed envs are 730-4400 tokens, so raise it on a GPU",
-    )  # fmt: skip
+    )
     temperature: float = Field(1.0, ge=0.0, description="designer sampling temperature")
     kinds: list[EnvKind] = Field(default_factory=lambda: list(ENV_KINDS), description="env kinds")
     balanced_kinds: bool = Field(
@@ -62,25 +63,31 @@ class DesignerConfig(_Strict):
         description="each kind once in every len(kinds) requests of an iteration (shuffled), "
         "instead of independent draws; measured once (configs/learning/spade-kit2.yaml, "
         "2026-12-03): no more iterations with a designer gradient than independent draws",
-    )  # fmt: skip
+    )
     skills: list[str] = Field(
-        default_factory=lambda: ["deduction", "search", "planning", "algorithm execution",
-                                 "information gathering", "arithmetic"],
+        default_factory=lambda: [
+            "deduction",
+            "search",
+            "planning",
+            "algorithm execution",
+            "information gathering",
+            "arithmetic",
+        ],
         description="target skills, sampled uniformly",
-    )  # fmt: skip
+    )
     difficulties: list[str] = Field(default_factory=lambda: ["easy", "medium", "hard"])
     known_designs: str | list[str] | None = Field(
         None,
         description="JSONL of designer examples (a warm start's data/designer.jsonl) or a "
         "folder of env .py files, or a list of either: a design that near-duplicates one of "
         "them is rejected (a memorised warm-start env is not a design)",
-    )  # fmt: skip
+    )
     scaffold: Scaffold = Field(
         "none",
         description="'text': the designer writes only setup/act/solution of a subclass of the "
         "text-env scaffold (spade.envs.scaffold), which the loop puts in front of its code; "
         "for small models, text kinds only. 'none': the complete env file, as the paper",
-    )  # fmt: skip
+    )
     hint_attempts: int = Field(2, ge=1, description="hint generations before giving up")
     hint_max_gen_toks: int = Field(160, ge=16)
 
@@ -97,30 +104,32 @@ class AgentConfig(_Strict):
     max_gen_toks: int = Field(64, ge=8, description="token budget of one agent reply")
     temperature: float = Field(1.0, ge=0.0)
     replay_envs: int = Field(
-        1, ge=0,
+        1,
+        ge=0,
         description="envs from memory (or the cold-start suite) the agent also plays each "
         "iteration; 0 is the paper's setting, 1 keeps a small model's agent learning while its "
         "designer still writes few valid envs",
-    )  # fmt: skip
+    )
     envs_per_iteration: int | None = Field(
-        None, ge=1,
+        None,
+        ge=1,
         description="spade mode: replayed envs fill each iteration up to this many envs played "
         "(at least replay_envs), so the agent plays as many as a fixed-mode run "
         "(designs_per_iteration x group_size) whatever the designer's validity; None: "
         "replay_envs alone",
-    )  # fmt: skip
+    )
     hinted_plays: bool = Field(
         True,
         description="also play each env K times with its hint (regret needs them); a fixed "
         "baseline without a designer uses regret only as a metric, and skipping them halves "
         "its rollouts",
-    )  # fmt: skip
+    )
     fit_turn_cap: bool = Field(
         False,
         description="replay (and, in fixed mode, play) only the suite envs whose stated turn "
         "budget is at most turn_cap: a longer env's plays are mostly cut by the cap, and a "
         "truncated episode is masked from the update",
-    )  # fmt: skip
+    )
 
 
 class CorpusConfig(_Strict):
@@ -147,23 +156,72 @@ class PoolConfig(_Strict):
         description="Reasoning-Gym tasks added to the fixed baseline's pool as multi-turn envs "
         "(spade.procedural), each with the number of its curriculum's levels to use; "
         "spade.procedural.POOL_TASKS is the shipped pool",
-    )  # fmt: skip
+    )
     attempts: int = Field(3, ge=1, description="answers a procedural episode allows")
     schedule_levels: bool = Field(
         False,
         description="play every env that has difficulty levels (suite envs of spade-seed@1.2.0, "
         "procedural tasks) at a level the scheduler draws; False: at its default, top level",
-    )  # fmt: skip
+    )
     scheduler: SchedulerConfig = Field(
         default_factory=SchedulerConfig, description="the ceiling rule and its constants"
     )
 
 
 class RewardConfig(_Strict):
-    kind: RewardKind = Field("blend", description="designer reward")
+    """The designer's reward (spade.selfplay.rewards) and every constant of it; the defaults
+    are the reference code's: blend = 0.6 · plateau(w) + 0.4 · clip(regret / 0.15, 0, 1),
+    plateau(w) = 1 on [0.4, 0.6], falling to 0 at 0.25 outside."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+    kind: str = Field(
+        "blend",
+        description=f"designer reward, one of {reward_kinds()} (spade.selfplay.rewards."
+        "DESIGNER_REWARDS): the first is the paper's default, the others its ablations",
+    )
+    plateau_low: float = Field(
+        0.4, ge=0.0, le=1.0, description="lower edge of the win-rate band scoring a full plateau"
+    )
+    plateau_high: float = Field(
+        0.6, ge=0.0, le=1.0, description="upper edge of the win-rate band scoring a full plateau"
+    )
+    plateau_width: float = Field(
+        0.25, gt=0.0, description="distance outside the band at which plateau(w) reaches 0"
+    )
+    w_plateau: float = Field(0.6, ge=0.0, description="blend weight of the plateau term")
+    w_regret: float = Field(0.4, ge=0.0, description="blend weight of the regret term")
+    regret_scale: float = Field(
+        0.15, gt=0.0, description="regret at which the blend's regret term saturates at 1"
+    )
+    ema_alpha: float = Field(
+        0.05,
+        gt=0.0,
+        le=1.0,
+        description="step of the slow EMA of each skill's win rate (learning_potential): "
+        "ema ← (1 − alpha) · ema + alpha · w",
+    )
     invalid_penalty: float | None = Field(
         None, description="designer reward of an invalid env; None = no gradient"
     )
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        if kind not in DESIGNER_REWARDS:
+            raise ValueError(f"unknown designer reward {kind!r}; use one of {reward_kinds()}")
+        return kind
+
+    @model_validator(mode="after")
+    def _band_and_weights(self) -> RewardConfig:
+        if self.plateau_low > self.plateau_high:
+            raise ValueError(
+                f"plateau_low ({self.plateau_low}) must not exceed plateau_high "
+                f"({self.plateau_high})"
+            )
+        if self.w_plateau == self.w_regret == 0.0:
+            raise ValueError("w_plateau and w_regret are both 0: the blend would score 0 always")
+        return self
 
 
 class GenerationConfig(_Strict):
@@ -178,11 +236,12 @@ class GenerationConfig(_Strict):
         "in-process vLLM engine (CPU or GPU, one training process), weights pushed after each "
         "update; server: a `vllm serve` at base_url, or without one a server the run starts "
         "on 127.0.0.1 and stops at its end (its log in RUN_DIR/vllm-serve.log)",
-    )  # fmt: skip
+    )
     base_url: str | None = Field(
-        None, description="server: the endpoint, e.g. http://127.0.0.1:8000/v1; None: the run "
+        None,
+        description="server: the endpoint, e.g. http://127.0.0.1:8000/v1; None: the run "
         "starts and owns one on its model",
-    )  # fmt: skip
+    )
     served_model: str | None = Field(
         None, description="server: the base model's name there; default its first /v1/models"
     )
@@ -193,13 +252,14 @@ class GenerationConfig(_Strict):
         "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True), reload (full weights written to sync_dir and "
         "re-read with vLLM's reload_weights; the server needs VLLM_SERVER_DEV_MODE=1), nccl "
         "(full weights over NCCL through TRL's VLLMClient; the server at base_url needs "
-        "--weight-transfer-config '{\"backend\": \"nccl\"}' and VLLM_SERVER_DEV_MODE=1), "
+        '--weight-transfer-config \'{"backend": "nccl"}\' and VLLM_SERVER_DEV_MODE=1), '
         "auto = lora_adapter for LoRA runs, else reload on the managed server, nccl at base_url",
-    )  # fmt: skip
+    )
     sync_dir: str | None = Field(
-        None, description="lora_adapter, reload: where adapters and weights are written, a "
+        None,
+        description="lora_adapter, reload: where adapters and weights are written, a "
         "path the server can read; default RUN_DIR/sync",
-    )  # fmt: skip
+    )
     concurrency: int = Field(32, ge=1, description="server: requests in flight at once")
     timeout_s: float = Field(600.0, gt=0, description="server: seconds per request")
     vllm: dict[str, Any] = Field(
@@ -207,14 +267,16 @@ class GenerationConfig(_Strict):
         description="vllm, and server without base_url: spade.models.vllm_backend.VLLMConfig "
         "fields; gpu_memory_utilization defaults to 0.3 here, leaving the GPU's rest to the "
         "update",
-    )  # fmt: skip
+    )
 
     @model_validator(mode="after")
     def _nccl_needs_an_endpoint(self) -> GenerationConfig:
         # The managed server is not set up for NCCL weight transfer: it takes `reload`.
         if self.backend == "server" and self.weight_sync == "nccl" and not self.base_url:
-            raise ValueError("weight_sync 'nccl' needs base_url (a server started for NCCL "
-                             "weight transfer); the managed server syncs with reload")  # fmt: skip
+            raise ValueError(
+                "weight_sync 'nccl' needs base_url (a server started for NCCL "
+                "weight transfer); the managed server syncs with reload"
+            )
         return self
 
 
@@ -223,14 +285,16 @@ class RayConfig(_Strict):
     (`spade.distributed.EnvHosts`; env code then runs in the sandbox of the actor's node)."""
 
     env_workers: int = Field(
-        0, ge=0,
+        0,
+        ge=0,
         description="Ray actors hosting the sandboxed env workers of the agent's episodes (taken "
         "in turn, one per episode); 0 = no Ray, env workers start in this process's sandbox",
-    )  # fmt: skip
+    )
     address: str | None = Field(
-        None, description="the cluster: HOST:PORT, auto (the one `ray start` made on this "
+        None,
+        description="the cluster: HOST:PORT, auto (the one `ray start` made on this "
         "machine), or None = a local cluster this run starts",
-    )  # fmt: skip
+    )
     cpus_per_env_worker: float = Field(1.0, gt=0, description="CPUs each env host actor holds")
 
 
@@ -255,7 +319,7 @@ class TrainConfig(_Strict):
         default_factory=lambda: dict(UPDATE_DEFAULTS),
         description="spade.rl.config.UpdateConfig fields; those not given keep the laptop "
         "defaults here, then UpdateConfig's",
-    )  # fmt: skip
+    )
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     generation_batch_size: int = Field(8, ge=1, description="conversations per generate call")
     check_seeds: int = Field(3, ge=1, description="seeds `spade-suite check` plays per env")
@@ -266,7 +330,7 @@ class TrainConfig(_Strict):
         description="where generated envs run (spade.sandbox.SandboxConfig fields): backend "
         "auto (bubblewrap, else docker; the run stops when neither works), bwrap, docker, or "
         "unsafe-process (explicit opt-in without that isolation), and the limits",
-    )  # fmt: skip
+    )
     ray: RayConfig = Field(default_factory=RayConfig, description="env workers on Ray")
 
     def update_config(self) -> UpdateConfig:
@@ -274,8 +338,9 @@ class TrainConfig(_Strict):
         (a greedy role's logprobs are at temperature 1)."""
         sampled = {"designer": self.designer.temperature, "agent": self.agent.temperature}
         roles = {role: t if t > 0 else 1.0 for role, t in sampled.items()}
-        return UpdateConfig.from_dict({"seed": self.seed, **self.update,
-                                       "role_temperatures": roles})  # fmt: skip
+        return UpdateConfig.from_dict(
+            {"seed": self.seed, **self.update, "role_temperatures": roles}
+        )
 
     def weight_sync(self) -> WeightSync:
         """How a server backend receives the weights: `generation.weight_sync`, resolved."""
@@ -306,11 +371,12 @@ class TrainConfig(_Strict):
 
     @model_validator(mode="after")
     def _regret_needs_hinted_plays(self) -> TrainConfig:
-        if self.mode == "spade" and not self.agent.hinted_plays and self.reward.kind in (
-            "blend", "regret"
-        ):  # fmt: skip
-            raise ValueError(f"agent.hinted_plays: false leaves no regret, which the "
-                             f"{self.reward.kind!r} designer reward needs")  # fmt: skip
+        kind = self.reward.kind
+        if self.mode == "spade" and not self.agent.hinted_plays and kind in NEEDS_REGRET:
+            raise ValueError(
+                f"agent.hinted_plays: false leaves no regret, which the {kind!r} designer "
+                "reward needs"
+            )
         return self
 
     @model_validator(mode="after")

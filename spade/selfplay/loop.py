@@ -50,7 +50,12 @@ from spade.selfplay.designer import extract_code
 from spade.selfplay.generation import make_engine
 from spade.selfplay.memory import EnvMemory, MemoryEntry, cold_start_envs, new_entry_id
 from spade.selfplay.pool import level_metrics, procedural_envs
-from spade.selfplay.rewards import DesignerRewardConfig, SkillEMA, designer_reward
+from spade.selfplay.rewards import (
+    DesignOutcome,
+    SkillEMA,
+    designer_reward,
+    groups_with_signal,
+)
 from spade.selfplay.run_log import RunLog, mean_or_nan
 from spade.suites import load_suite
 
@@ -69,14 +74,16 @@ class SelfPlayRun:
         self.chat_tokens = ChatTokens(self.learner.tokenizer)
         self.engine = make_engine(config, self.learner, run_dir)
         self.memory = EnvMemory(config.memory.capacity)
-        self.ema = SkillEMA()
+        self.ema = SkillEMA(config.reward.ema_alpha)
         self.scheduler = LevelScheduler(config.pool.scheduler)
         self.step = 0
         self.log = RunLog(run_dir)
         self.corpus = None
         if config.mode == "spade" and not config.no_corpus:
-            self.corpus = open_corpus(config.corpus.source, CorpusOptions(
-                min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
+            self.corpus = open_corpus(
+                config.corpus.source,
+                CorpusOptions(min_words=config.corpus.min_words, max_words=config.corpus.max_words),
+            )
         self.cold_start = cold_start_envs(config.memory.cold_start_suite, suites_root)
         self.known_designs = known_designs(config.designer.known_designs)
         self.fixed_pool = self._fixed_pool() if config.mode == "fixed" else []
@@ -86,10 +93,19 @@ class SelfPlayRun:
         """The suite's train envs (within the turn cap, with `agent.fit_turn_cap`), then the
         procedural tasks of `pool.tasks`."""
         suite = load_suite(self.config.fixed_suite, self.suites_root)
-        pool = [PlayableEnv(env.id, env.source(), env.entry.hint, env.entry.kind, env.entry.skill,
-                            frozenset(env.entry.eval_seeds), env.entry.max_turns,
-                            env.entry.difficulty_levels or 1)
-                for env in suite.envs_in("train")]  # fmt: skip
+        pool = [
+            PlayableEnv(
+                env.id,
+                env.source(),
+                env.entry.hint,
+                env.entry.kind,
+                env.entry.skill,
+                frozenset(env.entry.eval_seeds),
+                env.entry.max_turns,
+                env.entry.difficulty_levels or 1,
+            )
+            for env in suite.envs_in("train")
+        ]
         return self._within_turn_cap(pool) + procedural_envs(self.config.pool)
 
     def _within_turn_cap(self, pool: list[PlayableEnv]) -> list[PlayableEnv]:
@@ -101,8 +117,10 @@ class SelfPlayRun:
         cap = self.config.agent.turn_cap
         fitting = [env for env in pool if env.max_turns is None or env.max_turns <= cap]
         if not fitting:
-            raise ConfigError(f"agent.fit_turn_cap: no train env states a budget of at most "
-                              f"agent.turn_cap={cap} turns")  # fmt: skip
+            raise ConfigError(
+                f"agent.fit_turn_cap: no train env states a budget of at most "
+                f"agent.turn_cap={cap} turns"
+            )
         return fitting
 
     def start(self) -> None:
@@ -136,8 +154,13 @@ class SelfPlayRun:
             self.env_hosts = None
 
     def _iterations(self) -> dict[str, Any]:
-        bar = tqdm(total=self.config.iterations, initial=self.step, desc="spade-train",
-                   unit="it", dynamic_ncols=True)  # fmt: skip
+        bar = tqdm(
+            total=self.config.iterations,
+            initial=self.step,
+            desc="spade-train",
+            unit="it",
+            dynamic_ncols=True,
+        )
         last: dict[str, Any] = {}
         while self.step < self.config.iterations:
             last = self.iteration()
@@ -163,28 +186,47 @@ class SelfPlayRun:
         times = DesignTimes()
         if config.mode == "spade":
             requests = design_requests(config, rng, self.corpus, self.memory, self.cold_start)
-            candidates = generate_candidates(requests, respond, config, rng.randrange(1 << 30),
-                                             self.sandbox, self.memory, times,
-                                             self.known_designs)  # fmt: skip
+            candidates = generate_candidates(
+                requests,
+                respond,
+                config,
+                rng.randrange(1 << 30),
+                self.sandbox,
+                self.memory,
+                times,
+                self.known_designs,
+            )
             write_hints(candidates, respond, config, rng.randrange(1 << 30), self.sandbox, times)
         timings["designer_generation"] = times.generation
         timings["validation"] = times.validation
         envs = self._envs_to_play(candidates, rng)
         rollout_started = time.perf_counter()
-        sampling = SamplingParams(max_new_tokens=config.agent.max_gen_toks,
-                                  temperature=config.agent.temperature,
-                                  seed=rng.randrange(1 << 30), logprobs=True)  # fmt: skip
-        rollout = Rollout(sampling, self.chat_tokens, self.learner.config.max_length,
-                          config.agent.turn_cap)  # fmt: skip
+        sampling = SamplingParams(
+            max_new_tokens=config.agent.max_gen_toks,
+            temperature=config.agent.temperature,
+            seed=rng.randrange(1 << 30),
+            logprobs=True,
+        )
+        rollout = Rollout(
+            sampling, self.chat_tokens, self.learner.config.max_length, config.agent.turn_cap
+        )
         timed = _TimedResponder(respond)
-        plays = play_envs([env for env, _ in envs], timed, config.agent.plays, rollout, rng,
-                          self.sandbox, with_hints=config.agent.hinted_plays,
-                          open_env=self.open_env)  # fmt: skip
+        plays = play_envs(
+            [env for env, _ in envs],
+            timed,
+            config.agent.plays,
+            rollout,
+            rng,
+            self.sandbox,
+            with_hints=config.agent.hinted_plays,
+            open_env=self.open_env,
+        )
         timings["rollouts"] = time.perf_counter() - rollout_started
         timings["rollout_generation"] = timed.seconds
         # Everything in the rollouts but the policy: env start, reset, step and close.
         timings["rollout_env"] = timings["rollouts"] - timed.seconds
-        designer = self._designer_samples(candidates, plays, envs)
+        rewards = self._designer_rewards(candidates, plays, envs)
+        designer = designer_samples(candidates, rewards)
         samples = agent_samples(plays) + (designer if not config.no_designer_training else [])
         update_started = time.perf_counter()
         update = self.learner.update(samples).as_dict() if samples else {}
@@ -206,11 +248,12 @@ class SelfPlayRun:
             # leaves both, so no checkpoint is ever without its iteration's records.
             timings["checkpoint"] = time.perf_counter() - checkpoint_started
             timings["total"] = time.perf_counter() - started
-            metrics.update(_metrics(candidates, plays, envs, samples, update, timings))
+            metrics.update(_metrics(candidates, plays, envs, rewards, samples, update, timings))
             metrics.update(level_metrics(plays, self.scheduler))
             self.log.write(step, metrics)
-            self.log.write_designs(step, [_design_record(c, remembered.get(id(c)))
-                                          for c in candidates])  # fmt: skip
+            self.log.write_designs(
+                step, [_design_record(c, remembered.get(id(c))) for c in candidates]
+            )
             self.log.write_episodes(step, _sample_episodes(plays, LOGGED_ENVS))
 
         self._checkpoint(then=write_records)
@@ -224,14 +267,16 @@ class SelfPlayRun:
         if self.config.mode == "fixed":
             count = agent.envs_per_iteration or designer.designs_per_iteration * designer.group_size
             pool = self.fixed_pool
-            return [(self._at_level(env, rng), None)
-                    for env in rng.sample(pool, min(count, len(pool)))]  # fmt: skip
+            return [
+                (self._at_level(env, rng), None) for env in rng.sample(pool, min(count, len(pool)))
+            ]
         chosen = [(self._new_design(c), c) for c in candidates if c.valid]
         # `envs_per_iteration`: replays fill up what the designs left, so the agent plays as
         # many envs as a fixed-mode run (whatever the designer's validity).
         wanted = max(agent.replay_envs, (agent.envs_per_iteration or 0) - len(chosen))
-        remembered = [PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill)
-                      for e in self.memory]  # fmt: skip
+        remembered = [
+            PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill) for e in self.memory
+        ]
         replay = rng.sample(remembered, min(wanted, len(remembered)))
         if len(replay) < wanted:  # memory holds too few envs yet: the cold-start pool's
             cold = self._cold_pool()
@@ -242,9 +287,12 @@ class SelfPlayRun:
         """What a replay falls back on while memory is short: the cold-start suite's train envs
         (with their levels) and the procedural tasks of `pool.tasks`. With the same suite as
         `fixed_suite`, this is the fixed arm's pool, so the two modes differ by the designs."""
-        cold = [PlayableEnv(e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds, e.max_turns,
-                            e.levels)
-                for e in self.cold_start]  # fmt: skip
+        cold = [
+            PlayableEnv(
+                e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds, e.max_turns, e.levels
+            )
+            for e in self.cold_start
+        ]
         return self._within_turn_cap(cold) + procedural_envs(self.config.pool)
 
     def _at_level(self, env: PlayableEnv, rng: random.Random) -> PlayableEnv:
@@ -259,8 +307,14 @@ class SelfPlayRun:
         is played once, so it gets no ceiling of its own."""
         request = candidate.request
         levels = candidate.report.difficulty_levels if candidate.report else 1
-        env = PlayableEnv(candidate.group, candidate.code or "", candidate.hint, request.kind,
-                          request.skill, levels=levels)  # fmt: skip
+        env = PlayableEnv(
+            candidate.group,
+            candidate.code or "",
+            candidate.hint,
+            request.kind,
+            request.skill,
+            levels=levels,
+        )
         if not self.config.pool.schedule_levels or levels < 2:
             return env
         return replace(env, difficulty=min(self.config.pool.scheduler.start, levels - 1))
@@ -273,15 +327,15 @@ class SelfPlayRun:
                 for episode in result.unhinted:
                     self.scheduler.record(result.env.key, level, episode.solved)
 
-    def _designer_samples(
+    def _designer_rewards(
         self,
         candidates: list[Candidate],
         plays: list[EnvPlays],
         envs: list[tuple[PlayableEnv, Candidate | None]],
-    ) -> list[TrainingSample]:
+    ) -> dict[str, list[float | None]]:
         by_candidate = {id(c): p for (_, c), p in zip(envs, plays, strict=True) if c is not None}
         results = [by_candidate.get(id(c)) for c in candidates]
-        return designer_samples(candidates, results, self.config.reward, self.ema)
+        return designer_rewards(candidates, results, self.config.reward, self.ema)
 
     def _remember(
         self,
@@ -298,19 +352,31 @@ class SelfPlayRun:
             self.ema.update(env.skill, result.win_rate)
             if candidate is None:
                 if env.key in self.memory:
-                    self.memory.update(env.key, win_rate=result.win_rate, regret=regret,
-                                       step=self.step)  # fmt: skip
+                    self.memory.update(
+                        env.key, win_rate=result.win_rate, regret=regret, step=self.step
+                    )
                 continue
             entry_id = new_entry_id(self.step, serial)
-            self.memory.add(MemoryEntry(
-                id=entry_id, source=env.source, kind=env.kind,
-                skill=env.skill, difficulty=candidate.request.difficulty,
-                document_id=candidate.request.document_id, win_rate=result.win_rate,
-                regret=max(-1.0, min(1.0, regret)), step=self.step, hint=env.hint or "",
-                created_step=self.step,
-            ))  # fmt: skip
-            accepted[id(candidate)] = {"env_id": entry_id, "win_rate": result.win_rate,
-                                       "regret": result.regret}  # fmt: skip
+            self.memory.add(
+                MemoryEntry(
+                    id=entry_id,
+                    source=env.source,
+                    kind=env.kind,
+                    skill=env.skill,
+                    difficulty=candidate.request.difficulty,
+                    document_id=candidate.request.document_id,
+                    win_rate=result.win_rate,
+                    regret=max(-1.0, min(1.0, regret)),
+                    step=self.step,
+                    hint=env.hint or "",
+                    created_step=self.step,
+                )
+            )
+            accepted[id(candidate)] = {
+                "env_id": entry_id,
+                "win_rate": result.win_rate,
+                "regret": result.regret,
+            }
             serial += 1
         self.memory.save(self.run_dir)
         return accepted
@@ -325,8 +391,9 @@ class SelfPlayRun:
             if then is not None:
                 then()
 
-        self.learner.save_checkpoint(self.run_dir / "checkpoints", extra=extra,
-                                     keep_last=self.config.keep_checkpoints)  # fmt: skip
+        self.learner.save_checkpoint(
+            self.run_dir / "checkpoints", extra=extra, keep_last=self.config.keep_checkpoints
+        )
 
     def finish(self) -> Path:
         """Export the final policy as a HF model dir `spade-eval --checkpoint` takes."""
@@ -338,8 +405,12 @@ def start_env_hosts(ray: RayConfig) -> EnvHosts | None:
     if not ray.env_workers:
         return None
     try:
-        return EnvHosts.start(ray.address, ray.env_workers, ray.cpus_per_env_worker,
-                              f"ray.env_workers={ray.env_workers}")  # fmt: skip
+        return EnvHosts.start(
+            ray.address,
+            ray.env_workers,
+            ray.cpus_per_env_worker,
+            f"ray.env_workers={ray.env_workers}",
+        )
     except ClusterError as exc:
         raise ConfigError(f"ray: {exc}") from None
 
@@ -348,6 +419,7 @@ def _metrics(
     candidates: list[Candidate],
     plays: list[EnvPlays],
     envs: list[tuple[PlayableEnv, Candidate | None]],
+    rewards: dict[str, list[float | None]],
     samples: list[TrainingSample],
     update: dict[str, float],
     timings: dict[str, float],
@@ -367,6 +439,10 @@ def _metrics(
         "designer/validity_rate": mean_or_nan([float(c.valid) for c in candidates]),
         "designer/attempts": mean_or_nan([float(c.attempts) for c in candidates]),
         "designer/failures": failures,
+        # What the designer learns from: a group's advantages are its rewards centred, so a
+        # group whose designs all earn the same (at success 0 the plateau term is 0 for all)
+        # teaches nothing, whatever the number of designer samples.
+        "designer/groups_with_signal": groups_with_signal(rewards),
         "envs/played": len(plays),
         "envs/win_rate": mean_or_nan([p.win_rate for p in scored]),
         "envs/regret": mean_or_nan(regrets),
@@ -390,16 +466,23 @@ def _metrics(
 def _design_record(candidate: Candidate, played: dict[str, Any] | None) -> dict[str, Any]:
     request = candidate.request
     return {
-        "group": candidate.group, "kind": request.kind, "skill": request.skill,
-        "difficulty": request.difficulty, "document_id": request.document_id,
-        "attempts": candidate.attempts, "valid": candidate.valid, "failure": candidate.failure,
-        "reply": candidate.reply, "code": candidate.code, "hint": candidate.hint,
+        "group": candidate.group,
+        "kind": request.kind,
+        "skill": request.skill,
+        "difficulty": request.difficulty,
+        "document_id": request.document_id,
+        "attempts": candidate.attempts,
+        "valid": candidate.valid,
+        "failure": candidate.failure,
+        "reply": candidate.reply,
+        "code": candidate.code,
+        "hint": candidate.hint,
         # The designer's own first reply and why it failed: a repair prompt is never in a warm
         # start's data, so the last reply's failure alone misreports what the designer writes.
         "first_reply": candidate.first[0] if candidate.first else None,
         "first_failure": candidate.first[1] if candidate.first else None,
         **(played or {"env_id": None, "win_rate": None, "regret": None}),
-    }  # fmt: skip
+    }
 
 
 LOGGED_ENVS = 4
@@ -414,13 +497,20 @@ def _sample_episodes(plays: list[EnvPlays], envs: int) -> list[dict[str, Any]]:
             if not episodes:
                 continue
             episode = episodes[0]
-            records.append({
-                "env": result.env.key, "seed": episode.seed, "hinted": hinted,
-                "hint": episode.hint, "transcript": episode.messages,
-                "rewards": episode.rewards, "return": episode.training_return,
-                "terminated": episode.terminated, "truncated": episode.truncated,
-                "error": episode.error,
-            })  # fmt: skip
+            records.append(
+                {
+                    "env": result.env.key,
+                    "seed": episode.seed,
+                    "hinted": hinted,
+                    "hint": episode.hint,
+                    "transcript": episode.messages,
+                    "rewards": episode.rewards,
+                    "return": episode.training_return,
+                    "terminated": episode.terminated,
+                    "truncated": episode.truncated,
+                    "error": episode.error,
+                }
+            )
     return records
 
 
@@ -430,8 +520,13 @@ class _ProgressResponder:
 
     def __init__(self, inner: Responder, step: int) -> None:
         self.inner = inner
-        self.bar = tqdm(desc=f"  iteration {step}", unit=" completions", position=1,
-                        leave=False, dynamic_ncols=True)  # fmt: skip
+        self.bar = tqdm(
+            desc=f"  iteration {step}",
+            unit=" completions",
+            position=1,
+            leave=False,
+            dynamic_ncols=True,
+        )
 
     def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
         phases = "+".join(sorted({r.phase for r in requests}))
@@ -474,8 +569,10 @@ def known_designs(paths: str | Sequence[str] | None) -> list[tuple[str, str]]:
 def _known_designs(where: Path) -> list[tuple[str, str]]:
     try:
         if where.is_dir():
-            return [(f"known:{p.name}", p.read_text(encoding="utf-8"))
-                    for p in sorted(where.glob("*.py"))]  # fmt: skip
+            return [
+                (f"known:{p.name}", p.read_text(encoding="utf-8"))
+                for p in sorted(where.glob("*.py"))
+            ]
         known = []
         for number, line in enumerate(where.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip():
@@ -487,33 +584,37 @@ def _known_designs(where: Path) -> list[tuple[str, str]]:
         raise ConfigError(f"designer.known_designs {where}: cannot read ({exc})") from None
 
 
-def designer_samples(
+def designer_rewards(
     candidates: Sequence[Candidate],
     results: Sequence[EnvPlays | None],
     reward: RewardConfig,
     ema: SkillEMA,
-) -> list[TrainingSample]:
-    """The designer's samples: each candidate's reward under `reward.kind` from its env's plays
-    (None: it was not valid), advantages centred within its group (the design prompt)."""
-    reward_config = DesignerRewardConfig(invalid_penalty=reward.invalid_penalty)
+) -> dict[str, list[float | None]]:
+    """Each candidate's reward under `reward.kind` from its env's plays (None: it was not
+    valid), by group (the design prompt), in the candidates' order. A design's slow EMA is
+    its skill's before this iteration's plays."""
     groups: dict[str, list[float | None]] = {}
     for candidate, result in zip(candidates, results, strict=True):
-        win_rate = result.win_rate if result else None
-        # A skill's first env has no slow average yet: its learning potential is 0.
-        slow = ema.get(candidate.request.skill)
-        value = designer_reward(
-            reward.kind, valid=result is not None, win_rate=win_rate,
-            regret=result.regret if result else None,
-            slow_ema=slow if slow is not None else win_rate, config=reward_config,
-        )  # fmt: skip
+        outcome = None
+        if result is not None:
+            outcome = DesignOutcome.of(result, ema.get(candidate.request.skill))
+        value = designer_reward(outcome, reward)
         groups.setdefault(candidate.group, []).append(value)
-    advantages = designer_advantages(groups)
-    position = {group: 0 for group in groups}
+    return groups
+
+
+def designer_samples(
+    candidates: Sequence[Candidate], rewards: dict[str, list[float | None]]
+) -> list[TrainingSample]:
+    """The designer's samples: each candidate's reward (`designer_rewards`) centred within its
+    group; none for a reward of None (an invalid env, no penalty configured)."""
+    advantages = designer_advantages(rewards)
+    position = {group: 0 for group in rewards}
     samples = []
     for candidate in candidates:
         index = position[candidate.group]
         position[candidate.group] += 1
-        if groups[candidate.group][index] is None:
+        if rewards[candidate.group][index] is None:
             continue  # no gradient for an invalid env unless a penalty is configured
         sample = designer_sample(candidate.completion, float(advantages[candidate.group][index]))
         if sample is not None:
@@ -528,5 +629,10 @@ def designer_sample(completion: Completion, advantage: float) -> TrainingSample 
     if not completion.token_ids:
         return None
     logprobs = tuple(completion.logprobs) if completion.logprobs is not None else None
-    return TrainingSample(tuple(completion.prompt_token_ids), tuple(completion.token_ids),
-                          advantage, "designer", sampled_logprobs=logprobs)  # fmt: skip
+    return TrainingSample(
+        tuple(completion.prompt_token_ids),
+        tuple(completion.token_ids),
+        advantage,
+        "designer",
+        sampled_logprobs=logprobs,
+    )

@@ -1,26 +1,132 @@
 """Designer rewards: what an accepted env earns its designer, from how the agent did on it.
 
-Inputs are measured per env: the no-hint win rate `w` (share of no-hint plays solved) and the
-regret (mean hinted return − mean unhinted return, same plays count and seeds). The reference
-default is "blend"; "regret", "solve_rate" and "learning_potential" are the paper's ablations.
-An invalid env (failed validation after all attempts) gets no reward at all (None: it takes
-no part in the update) unless a penalty is configured.
+Each reward is a plain callable `reward(outcome, config) -> float` in DESIGNER_REWARDS, in the
+manner of TRL's reward functions: `outcome` (a DesignOutcome) is what the agent's plays of
+one design measured — the no-hint win rate `w` (share of no-hint plays solved), the regret
+(mean hinted return − mean unhinted return, same plays count and seeds) and the slow EMA of
+`w` for the design's skill — and `config` is the run's `reward:` section
+(spade.selfplay.config.RewardConfig), which holds every constant. The reference default is
+"blend"; "regret", "solve_rate" and "learning_potential" are the paper's ablations. An
+invalid env (failed validation after all attempts) gets no reward at all (None: it takes no
+part in the update) unless a penalty is configured.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING
 
-DesignerRewardKind = Literal["blend", "regret", "solve_rate", "learning_potential"]
-DESIGNER_REWARDS: tuple[DesignerRewardKind, ...] = (
-    "blend",
-    "regret",
-    "solve_rate",
-    "learning_potential",
-)
+if TYPE_CHECKING:  # both import this module
+    from spade.selfplay.agent_step import EnvPlays
+    from spade.selfplay.config import RewardConfig
+
+
+@dataclass(frozen=True)
+class DesignOutcome:
+    """What the agent's plays of one valid design measured."""
+
+    win_rate: float
+    """No-hint win rate w: the share of the no-hint plays solved."""
+    regret: float | None = None
+    """Mean hinted return − mean unhinted return; None: the env was not played with its hint."""
+    slow_ema: float | None = None
+    """The slow EMA of w for the design's skill before this design; None: its skill's first."""
+
+    @classmethod
+    def of(cls, plays: EnvPlays, slow_ema: float | None = None) -> DesignOutcome:
+        """The outcome of an env's plays (`EnvPlays.win_rate` and `.regret`)."""
+        return cls(plays.win_rate, plays.regret, slow_ema)
+
+    def measured_regret(self) -> float:
+        if self.regret is None:
+            raise ValueError("this designer reward needs regret: play the env with its hint too")
+        return self.regret
+
+
+DesignerReward = Callable[[DesignOutcome, "RewardConfig"], float]
+
+
+def blend(outcome: DesignOutcome, config: RewardConfig) -> float:
+    """w_plateau · plateau(w) + w_regret · clip(regret / regret_scale, 0, 1): with the default
+    constants 0.6 · plateau(w) + 0.4 · clip(regret / 0.15, 0, 1), the reference default.
+
+    Plateau alone rewards envs that look half-solvable, which bimodal or noisy envs fake;
+    the regret term asks that a strategy (the hint) actually helps.
+    """
+    band = plateau(outcome.win_rate, config.plateau_low, config.plateau_high, config.plateau_width)
+    score = regret_score(outcome.measured_regret(), config.regret_scale)
+    return config.w_plateau * band + config.w_regret * score
+
+
+def regret_reward(outcome: DesignOutcome, config: RewardConfig) -> float:
+    """Pure-regret ablation: the regret itself, in [-1, 1] (unscaled, unclipped: a hint that
+    hurts is penalised). Unbounded minimax-style rewards push designers towards envs only
+    solvable with the hint; this ablation shows that."""
+    value = outcome.measured_regret()
+    if not -1.0 <= value <= 1.0:
+        raise ValueError(f"regret must lie in [-1, 1] (returns are in [0, 1]), not {value}")
+    return value
+
+
+def solve_rate(outcome: DesignOutcome, config: RewardConfig) -> float:
+    """Solve-rate ablation: plateau(w) alone."""
+    return plateau(outcome.win_rate, config.plateau_low, config.plateau_high, config.plateau_width)
+
+
+def learning_potential(outcome: DesignOutcome, config: RewardConfig) -> float:
+    """Learning-potential ablation: |w − slow EMA of w for the env's skill|.
+
+    High when the agent's success on this skill moved away from its long-run average, i.e.
+    where it is currently learning (or forgetting). A skill's first env scores 0: there is
+    no average to compare with yet.
+    """
+    _check_unit("win rate", outcome.win_rate)
+    if outcome.slow_ema is None:
+        return 0.0
+    _check_unit("slow EMA", outcome.slow_ema)
+    return abs(outcome.win_rate - outcome.slow_ema)
+
+
+DESIGNER_REWARDS: dict[str, DesignerReward] = {
+    "blend": blend,
+    "regret": regret_reward,
+    "solve_rate": solve_rate,
+    "learning_potential": learning_potential,
+}
+"""Every designer reward by its name, the values `reward.kind` takes ("blend": the default)."""
+
+NEEDS_REGRET = frozenset({"blend", "regret"})
+"""The rewards that read regret, so need the hinted plays (tests check it on the callables)."""
+
+
+def designer_reward(outcome: DesignOutcome | None, config: RewardConfig) -> float | None:
+    """The designer's reward for one env under reward `config.kind` (a DESIGNER_REWARDS key).
+
+    `outcome` None: the env was invalid, and earns `config.invalid_penalty` (None by default:
+    no reward, no gradient).
+    """
+    reward = DESIGNER_REWARDS.get(config.kind)
+    if reward is None:
+        raise ValueError(f"unknown designer reward {config.kind!r}; use one of {reward_kinds()}")
+    return config.invalid_penalty if outcome is None else reward(outcome, config)
+
+
+def reward_kinds() -> str:
+    """The registry's names, for messages: "blend, regret, ..."."""
+    return ", ".join(DESIGNER_REWARDS)
+
+
+def groups_with_signal(rewards: Mapping[str, Sequence[float | None]]) -> float:
+    """The share of design groups (the designs of one prompt) with at least two rewards that
+    differ: only those give the designer a nonzero centred advantage. A group of one design,
+    or whose rewards are all None (invalid designs, no penalty) or all equal, has no signal.
+    NaN without groups (nothing was designed)."""
+    if not rewards:
+        return float("nan")
+    signal = [len({r for r in group if r is not None}) > 1 for group in rewards.values()]
+    return sum(signal) / len(signal)
 
 
 def regret(hinted_returns: Sequence[float], unhinted_returns: Sequence[float]) -> float:
@@ -40,67 +146,20 @@ def regret(hinted_returns: Sequence[float], unhinted_returns: Sequence[float]) -
     return _mean(hinted_returns) - _mean(unhinted_returns)
 
 
-def win_rate(returns: Sequence[float], success: float = 1.0) -> float:
-    """w = share of plays whose return reaches `success` (1.0 = solved, by the env contract)."""
-    if not returns:
-        raise ValueError("win rate needs at least one play")
-    return sum(1 for r in returns if r >= success) / len(returns)
-
-
-def plateau(w: float, low: float = 0.4, high: float = 0.6, width: float = 0.25) -> float:
+def plateau(w: float, low: float, high: float, width: float) -> float:
     """plateau(w) = 1 if low ≤ w ≤ high, else max(0, 1 − distance(w, [low, high]) / width).
 
     Envs the agent solves about half the time score best; the score falls linearly to 0 at
-    `width` outside the band (w ≤ 0.15 or w ≥ 0.85 with the defaults).
+    `width` outside the band (w ≤ 0.15 or w ≥ 0.85 with the default 0.4, 0.6 and 0.25).
     """
     _check_unit("win rate", w)
     distance = low - w if w < low else w - high if w > high else 0.0
     return max(0.0, 1.0 - distance / width)
 
 
-def regret_score(regret: float, scale: float = 0.15) -> float:
+def regret_score(regret: float, scale: float) -> float:
     """clip(regret / scale, 0, 1): a hint worth `scale` of return or more scores fully."""
     return min(1.0, max(0.0, regret / scale))
-
-
-def blend(
-    win_rate: float,
-    regret: float,
-    w_plateau: float = 0.6,
-    w_regret: float = 0.4,
-    regret_scale: float = 0.15,
-) -> float:
-    """blend = 0.6 · plateau(w) + 0.4 · clip(regret / 0.15, 0, 1) (the reference default).
-
-    Plateau alone rewards envs that look half-solvable, which bimodal or noisy envs fake;
-    the regret term asks that a strategy (the hint) actually helps.
-    """
-    return w_plateau * plateau(win_rate) + w_regret * regret_score(regret, regret_scale)
-
-
-def solve_rate_reward(win_rate: float) -> float:
-    """Solve-rate ablation: plateau(w) alone."""
-    return plateau(win_rate)
-
-
-def regret_reward(regret: float) -> float:
-    """Pure-regret ablation: the regret itself, in [-1, 1] (unscaled, unclipped: a hint that
-    hurts is penalised). Unbounded minimax-style rewards push designers towards envs only
-    solvable with the hint; this ablation shows that."""
-    if not -1.0 <= regret <= 1.0:
-        raise ValueError(f"regret must lie in [-1, 1] (returns are in [0, 1]), not {regret}")
-    return regret
-
-
-def learning_potential(win_rate: float, slow_ema: float) -> float:
-    """Learning-potential ablation: |w − slow EMA of w for the env's skill|.
-
-    High when the agent's success on this skill moved away from its long-run average, i.e.
-    where it is currently learning (or forgetting).
-    """
-    _check_unit("win rate", win_rate)
-    _check_unit("slow EMA", slow_ema)
-    return abs(win_rate - slow_ema)
 
 
 @dataclass
@@ -108,9 +167,10 @@ class SkillEMA:
     """A slow exponential moving average of the no-hint win rate, per skill.
 
     ema ← (1 − alpha) · ema + alpha · w; a skill's first observation starts its average.
+    `alpha` is the run's `reward.ema_alpha`.
     """
 
-    alpha: float = 0.05
+    alpha: float
     values: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -126,74 +186,6 @@ class SkillEMA:
         new = win_rate if old is None else (1 - self.alpha) * old + self.alpha * win_rate
         self.values[skill] = new
         return new
-
-    def reward(self, skill: str, win_rate: float) -> float:
-        """learning_potential against the average *before* this observation (0 for a skill's
-        first env: nothing to compare with), then fold the observation in."""
-        old = self.values.get(skill)
-        value = 0.0 if old is None else learning_potential(win_rate, old)
-        self.update(skill, win_rate)
-        return value
-
-
-@dataclass(frozen=True)
-class DesignerRewardConfig:
-    """Constants of the designer rewards (defaults: the reference code's)."""
-
-    plateau_low: float = 0.4
-    """Lower edge of the win-rate band that scores a full plateau."""
-    plateau_high: float = 0.6
-    """Upper edge of that band."""
-    plateau_width: float = 0.25
-    """Distance outside the band at which the plateau score reaches 0."""
-    w_plateau: float = 0.6
-    """Blend weight of the plateau term."""
-    w_regret: float = 0.4
-    """Blend weight of the regret term."""
-    regret_scale: float = 0.15
-    """Regret at which the blend's regret term saturates at 1."""
-    invalid_penalty: float | None = None
-    """Reward of an env that failed validation; None: no reward, no gradient."""
-
-
-def designer_reward(
-    kind: str,
-    *,
-    valid: bool = True,
-    win_rate: float | None = None,
-    regret: float | None = None,
-    slow_ema: float | None = None,
-    config: DesignerRewardConfig | None = None,
-) -> float | None:
-    """The designer's reward for one env under reward `kind` (one of DESIGNER_REWARDS).
-
-    Invalid env: `config.invalid_penalty` (None by default: no gradient). Valid env: needs
-    `win_rate` (all kinds but "regret"), `regret` ("blend", "regret") and `slow_ema`
-    ("learning_potential": the skill's average before this env).
-    """
-    config = config or DesignerRewardConfig()
-    if kind not in DESIGNER_REWARDS:
-        raise ValueError(
-            f"unknown designer reward {kind!r}; use one of {', '.join(DESIGNER_REWARDS)}"
-        )
-    if not valid:
-        return config.invalid_penalty
-
-    def need(name: str, value: float | None) -> float:
-        if value is None:
-            raise ValueError(f"designer reward {kind!r} needs {name}")
-        return value
-
-    if kind == "regret":
-        return regret_reward(need("regret", regret))
-    w = need("win_rate", win_rate)
-    if kind == "learning_potential":
-        return learning_potential(w, need("slow_ema", slow_ema))
-    band = plateau(w, config.plateau_low, config.plateau_high, config.plateau_width)
-    if kind == "solve_rate":
-        return band
-    score = regret_score(need("regret", regret), config.regret_scale)
-    return config.w_plateau * band + config.w_regret * score
 
 
 def _mean(values: Sequence[float]) -> float:

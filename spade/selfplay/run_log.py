@@ -18,6 +18,7 @@ CURVES = [
     ("update/optimizer_steps", "optimizer steps"),
     ("update/agent/with_gradient", "agent samples with gradient"),
     ("update/designer/with_gradient", "designer samples with gradient"),
+    ("designer/groups_with_signal", "design groups whose rewards differ (share)"),
     ("update/mismatch/logprob_abs_diff_mean", "rollout-vs-learner |Δ logprob|"),
     ("levels/played_mean", "difficulty level played, mean (adaptive pool)"),
     ("levels/ceiling_mean", "difficulty ceiling, mean over envs (adaptive pool)"),

@@ -32,12 +32,12 @@ RUN_FILES = ("metrics.jsonl", "designs.jsonl", "config.yaml")
 EPISODES_FILE = "episodes.jsonl"
 ITERATION_COLUMNS = [  # (metric, column title, shown as a rate with three decimals)
     ("designer/candidates", "designs", False), ("designer/valid", "valid", False),
-    ("designer/validity_rate", "validity", True), ("envs/played", "envs played", False),
-    ("envs/win_rate", "win rate", True), ("envs/regret", "regret", True),
-    ("agent/return", "return", True), ("agent/progress", "progress", True),
-    ("agent/truncated", "truncated", True), ("update/loss", "loss", True),
-    ("levels/played_mean", "level played", True), ("levels/ceiling_mean", "ceiling", True),
-    ("time/total", "seconds", False),
+    ("designer/validity_rate", "validity", True), ("designer/groups_with_signal", "signal", True),
+    ("envs/played", "envs played", False), ("envs/win_rate", "win rate", True),
+    ("envs/regret", "regret", True), ("agent/return", "return", True),
+    ("agent/progress", "progress", True), ("agent/truncated", "truncated", True),
+    ("update/loss", "loss", True), ("levels/played_mean", "level played", True),
+    ("levels/ceiling_mean", "ceiling", True), ("time/total", "seconds", False),
 ]  # fmt: skip
 
 

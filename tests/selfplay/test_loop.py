@@ -10,6 +10,7 @@ the tiny model's designs.
 from __future__ import annotations
 
 import json
+import math
 import random
 import subprocess
 import sys
@@ -31,9 +32,9 @@ from spade.selfplay.config import ConfigError, RewardConfig, load_config
 from spade.selfplay.design_step import Candidate
 from spade.selfplay.designer import DesignRequest
 from spade.selfplay.diversity import find_near_duplicate
-from spade.selfplay.loop import SelfPlayRun, designer_samples, known_designs
+from spade.selfplay.loop import SelfPlayRun, designer_rewards, designer_samples, known_designs
 from spade.selfplay.memory import EnvMemory
-from spade.selfplay.rewards import SkillEMA
+from spade.selfplay.rewards import DESIGNER_REWARDS, SkillEMA
 from spade.suites import freeze_suite, verify_suite
 from tests.envs.test_scaffold import DESIGN as PATH_DESIGN
 
@@ -154,6 +155,8 @@ def test_one_iteration_end_to_end(
     assert metrics["designer/candidates"] == 2 and metrics["designer/valid"] == 2
     assert metrics["envs/played"] == 2 and metrics["agent/episodes"] == 8
     assert metrics["samples/designer"] == 2
+    # One design prompt, two valid designs: its rewards differ or they don't.
+    assert metrics["designer/groups_with_signal"] in (0.0, 1.0)
     assert not torch.equal(before, weights(run)), "the update must change the weights"
     record = json.loads((tmp_path / "run/metrics.jsonl").read_text().splitlines()[0])
     assert {
@@ -162,6 +165,7 @@ def test_one_iteration_end_to_end(
         "time/update",
         "time/rollouts",
         "agent/progress",
+        "designer/groups_with_signal",
     } <= record.keys()
     assert metrics["samples/agent"] > 0
     designs = [
@@ -177,6 +181,7 @@ def test_one_iteration_end_to_end(
     metrics = run.iteration()
     assert metrics["designer/valid"] == 0
     assert metrics["designer/failures"] == {"near_duplicate": 2}
+    assert metrics["designer/groups_with_signal"] == 0.0  # no valid design, no signal
     # Each was repaired once: the record keeps the designer's own first reply and its failure.
     lines = (tmp_path / "run/designs.jsonl").read_text().splitlines()
     repaired = [json.loads(line) for line in lines[2:]]
@@ -237,6 +242,7 @@ def test_fixed_baseline_trains_the_agent_on_a_suite_without_a_designer(
     run.start()
     metrics = run.iteration()
     assert metrics["designer/candidates"] == 0 and metrics["samples/designer"] == 0
+    assert math.isnan(metrics["designer/groups_with_signal"])  # nothing designed
     assert metrics["envs/played"] == 2 and metrics["samples/agent"] > 0
 
 
@@ -267,18 +273,33 @@ def test_the_same_plays_give_different_designer_advantages_under_each_reward() -
     plays = [_plays([1, 1, 0, 0], [1, 1, 1, 0]), _plays([1, 0, 0, 0], [1, 1, 1, 1]),
              _plays([1, 1, 1, 0], [1, 1, 1, 1])]  # fmt: skip
     candidates = [_candidate(f"c{i}") for i in range(3)]
-    ema = SkillEMA(values={"search": 0.2})
+    ema = SkillEMA(RewardConfig().ema_alpha, {"search": 0.2})
     found = {}
-    for kind in ("blend", "regret", "solve_rate", "learning_potential"):
-        samples = designer_samples(candidates, plays, RewardConfig(kind=kind), ema)
+    for kind in DESIGNER_REWARDS:
+        rewards = designer_rewards(candidates, plays, RewardConfig(kind=kind), ema)
+        assert list(rewards) == ["design/0"] and len(rewards["design/0"]) == 3
+        samples = designer_samples(candidates, rewards)
         found[kind] = tuple(round(s.advantage, 6) for s in samples)
         assert len(found[kind]) == 3 and abs(sum(found[kind])) < 1e-5  # centred in the group
     assert len(set(found.values())) == 4, found
     # An invalid design gets no sample (no gradient) unless a penalty is configured.
-    none = designer_samples(candidates, [plays[0], None, plays[2]], RewardConfig(), ema)
-    assert len(none) == 2
+    with_invalid = [plays[0], None, plays[2]]
+    rewards = designer_rewards(candidates, with_invalid, RewardConfig(), ema)
+    assert rewards["design/0"][1] is None and len(designer_samples(candidates, rewards)) == 2
     penalised = RewardConfig(invalid_penalty=-1.0)
-    assert len(designer_samples(candidates, [plays[0], None, plays[2]], penalised, ema)) == 3
+    rewards = designer_rewards(candidates, with_invalid, penalised, ema)
+    assert rewards["design/0"][1] == -1.0 and len(designer_samples(candidates, rewards)) == 3
+
+
+def test_learning_potential_compares_with_the_skill_s_average_before_the_iteration() -> None:
+    """A skill's first design scores 0 (no average yet); a known skill's, |w − its EMA|."""
+    design = [_plays([1, 1, 0, 0], [1, 1, 0, 0])]  # w = 0.5
+    config = RewardConfig(kind="learning_potential")
+    fresh = SkillEMA(config.ema_alpha)
+    assert designer_rewards([_candidate("c")], design, config, fresh) == {"design/0": [0.0]}
+    known = SkillEMA(config.ema_alpha, {"search": 0.2})
+    [value] = designer_rewards([_candidate("c")], design, config, known)["design/0"]
+    assert value == pytest.approx(0.3)
 
 
 def _plays(unhinted: list[int], hinted: list[int]) -> EnvPlays:
