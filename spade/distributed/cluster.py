@@ -37,8 +37,14 @@ LOCAL_OBJECT_STORE_BYTES = 256 << 20
 """A local cluster's object store: spade ships prompts, saved outputs and sample records,
 never tensors, so Ray's default (30% of RAM) would only be taken from the model."""
 FORWARDED_PREFIXES = ("SPADE_",)
-FORWARDED = ("HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",
-             "TRANSFORMERS_OFFLINE", "HF_DATASETS_CACHE")  # fmt: skip
+FORWARDED = (
+    "HF_HOME",
+    "HF_HUB_CACHE",
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_DATASETS_CACHE",
+)
 AUTH_MODE_VARIABLE = "RAY_AUTH_MODE"
 """Ray's switch for token authentication, which `ray start` turns on when a token exists."""
 CURRENT_CLUSTER_FILE = Path("/tmp/ray/ray_current_cluster")
@@ -57,15 +63,22 @@ def import_ray() -> ModuleType:
 
 def forwarded_env() -> dict[str, str]:
     """The driver's settings that workers must share to behave as this process would."""
-    return {name: value for name, value in os.environ.items()
-            if name.startswith(FORWARDED_PREFIXES) or name in FORWARDED}  # fmt: skip
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name.startswith(FORWARDED_PREFIXES) or name in FORWARDED
+    }
 
 
 def actor_options(cpus: float, gpus: float = 0.0, **more: Any) -> dict[str, Any]:
     """Ray actor options for a spade worker: its resources and the driver's settings, read
     now (not when the connection was made), so each run's workers see its environment."""
-    return {"num_cpus": cpus, "num_gpus": gpus,
-            "runtime_env": {"env_vars": forwarded_env()}, **more}  # fmt: skip
+    return {
+        "num_cpus": cpus,
+        "num_gpus": gpus,
+        "runtime_env": {"env_vars": forwarded_env()},
+        **more,
+    }
 
 
 @dataclass(frozen=True)
@@ -99,8 +112,12 @@ class Cluster:
         }
         if self.address == LOCAL:
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            options |= {"address": LOCAL, "num_cpus": num_cpus, "include_dashboard": False,
-                        "object_store_memory": LOCAL_OBJECT_STORE_BYTES}  # fmt: skip
+            options |= {
+                "address": LOCAL,
+                "num_cpus": num_cpus,
+                "include_dashboard": False,
+                "object_store_memory": LOCAL_OBJECT_STORE_BYTES,
+            }
         else:
             reachable = self._reachable(resolve_address(self.address))
             # `auto` goes to Ray as it is: Ray then uses the token `ray start` saved on this

@@ -72,8 +72,14 @@ class RayEnv(RemoteEnv):
 
     Nothing runs locally: every call is one round trip to the host."""
 
-    def __init__(self, host: Any, index: int, source: str, filename: str = "env.py",
-                 config: SandboxConfig | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        host: Any,
+        index: int,
+        source: str,
+        filename: str = "env.py",
+        config: SandboxConfig | None = None,
+    ) -> None:
         import ray
 
         self.source = source
@@ -164,8 +170,9 @@ class EnvHosts:
         self.nodes = [str(node) for node in ray.get(started)]
         self._turn = itertools.cycle(range(count))
 
-    def open(self, source: str, filename: str = "env.py",
-             config: SandboxConfig | None = None) -> RayEnv:  # fmt: skip
+    def open(
+        self, source: str, filename: str = "env.py", config: SandboxConfig | None = None
+    ) -> RayEnv:
         index = next(self._turn)
         return RayEnv(self.hosts[index], index, source, filename, config)
 

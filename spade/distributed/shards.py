@@ -135,8 +135,12 @@ class ShardWorker:
 
             configure(job.sandbox)  # every sandbox worker this process starts uses it
             self._state, info = job.setup()
-            self._info = {"setup": info, "node": ray.util.get_node_ip_address(),
-                          "pid": os.getpid(), "sandbox": describe_backend()}  # fmt: skip
+            self._info = {
+                "setup": info,
+                "node": ray.util.get_node_ip_address(),
+                "pid": os.getpid(),
+                "sandbox": describe_backend(),
+            }
         return self._info
 
 
@@ -164,8 +168,11 @@ def run_sharded(
     from ray.util.queue import Queue
 
     board = Queue(actor_options={"num_cpus": 0})  # progress and shard starts, from the workers
-    actor = ray.remote(ShardWorker).options(**actor_options(
-        workers.cpus, workers.gpus, max_restarts=len(shards) + 1, max_task_retries=1))  # fmt: skip
+    actor = ray.remote(ShardWorker).options(
+        **actor_options(
+            workers.cpus, workers.gpus, max_restarts=len(shards) + 1, max_task_retries=1
+        )
+    )
     pool = [actor.remote() for _ in range(workers.count)]
     # The job goes with every call: a restarted worker gets it from the call Ray retries;
     # stored once, it stays alive while this driver holds the reference.

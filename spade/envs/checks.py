@@ -236,8 +236,9 @@ class _Validator:
             runs.append((state, solution, _trace(solved), _trace(probed)))
         (state_a, solution_a, *traces_a), (state_b, solution_b, *traces_b) = runs
         if state_a != state_b:
-            keys = sorted(k for k in state_a.keys() | state_b.keys()
-                          if state_a.get(k) != state_b.get(k))  # fmt: skip
+            keys = sorted(
+                k for k in state_a.keys() | state_b.keys() if state_a.get(k) != state_b.get(k)
+            )
             raise CheckFailed(f"seed {seed}: hidden state after reset differs in {keys[:5]}")
         if solution_a != solution_b:
             raise CheckFailed(f"seed {seed}: solution() differs between two resets")
@@ -261,8 +262,10 @@ class _Validator:
         for seed in self.seeds:
             actions = self._solution(seed)
             if len(actions) > cap:
-                raise CheckFailed(f"seed {seed}: solution has {len(actions)} actions, more than "
-                                  f"the {_cap_words(self.spec)} of {cap}")  # fmt: skip
+                raise CheckFailed(
+                    f"seed {seed}: solution has {len(actions)} actions, more than "
+                    f"the {_cap_words(self.spec)} of {cap}"
+                )
             episode = play_actions(self.env, seed, actions)
             reward = episode.final_reward
             self.returns.append(reward if episode.terminated else 0.0)
@@ -422,11 +425,22 @@ class _Validator:
         return [None] if self.spec.levels == 1 else list(range(self.spec.levels))
 
     CHECKS: tuple[str, ...] = (
-        "loads", "single_env_class", "constructs", "tool_schemas", "reset_returns_text",
-        "solution_returns_actions", "invalid_action_handled", "step_types", "deterministic",
-        "solution_solves", "second_seed", "ends_within_max_turns", "multi_turn",
-        "difficulty_levels", "no_free_credit",
-    )  # fmt: skip
+        "loads",
+        "single_env_class",
+        "constructs",
+        "tool_schemas",
+        "reset_returns_text",
+        "solution_returns_actions",
+        "invalid_action_handled",
+        "step_types",
+        "deterministic",
+        "solution_solves",
+        "second_seed",
+        "ends_within_max_turns",
+        "multi_turn",
+        "difficulty_levels",
+        "no_free_credit",
+    )
     # Without these nothing else can run.
     FATAL = frozenset({"loads", "single_env_class", "constructs", "reset_returns_text"})
 
@@ -501,8 +515,9 @@ def _example(schema: Any, depth: int) -> Any:
         return [_example(schema.get("items"), depth + 1)] * int(schema.get("minItems", 0))
     if kind == "object":
         properties = schema.get("properties", {})
-        return {name: _example(properties.get(name), depth + 1)
-                for name in schema.get("required", [])}  # fmt: skip
+        return {
+            name: _example(properties.get(name), depth + 1) for name in schema.get("required", [])
+        }
     return "x" * max(1, int(schema.get("minLength", 1)))
 
 

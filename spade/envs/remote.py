@@ -76,8 +76,9 @@ class RemoteEnv:
     def load(self) -> list[str]:
         """Execute the module in the worker; returns the names of its `*Env` classes."""
         timeout = self.worker.config.load_timeout_s
-        reply = self.worker.call("load", source=self.source, filename=self.filename,
-                                 timeout=timeout)  # fmt: skip
+        reply = self.worker.call(
+            "load", source=self.source, filename=self.filename, timeout=timeout
+        )
         classes: list[str] = reply["classes"]
         return classes
 
@@ -95,8 +96,13 @@ class RemoteEnv:
         except SandboxError:
             self._instantiated = False
             raise
-        self._spec = EnvSpec(info["class_name"], info["tools"], info["metadata"],
-                             info["max_turns"], info.get("levels", 1))  # fmt: skip
+        self._spec = EnvSpec(
+            info["class_name"],
+            info["tools"],
+            info["metadata"],
+            info["max_turns"],
+            info.get("levels", 1),
+        )
         self._instantiated = True
 
     def reset(
@@ -114,8 +120,9 @@ class RemoteEnv:
 
     def step(self, action: str) -> StepResult:
         out = self._call("step", action=action)
-        return StepResult(out["observation"], out["reward"], out["terminated"],
-                          out["truncated"], out["info"])  # fmt: skip
+        return StepResult(
+            out["observation"], out["reward"], out["terminated"], out["truncated"], out["info"]
+        )
 
     def solution(self) -> list[str]:
         actions: list[str] = self._call("solution")["actions"]

@@ -88,8 +88,11 @@ class Leaderboard:
         """
         for index, old in enumerate(self.rows):
             if old.label == row.label:
-                kept = {k: old.settings[k] for k in GATE_SETTINGS
-                        if k in old.settings and k not in row.settings}  # fmt: skip
+                kept = {
+                    k: old.settings[k]
+                    for k in GATE_SETTINGS
+                    if k in old.settings and k not in row.settings
+                }
                 if kept:
                     row = replace(row, settings={**row.settings, **kept})
                 self.rows[index] = row

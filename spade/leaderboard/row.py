@@ -74,6 +74,7 @@ class BenchmarkScore:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BenchmarkScore:
+        """A score from a row's benchmark entry (or a results entry with value and ci95 set)."""
         lo, hi = data["ci95"]
         return cls(
             version=data["version"],
@@ -198,16 +199,9 @@ def row_from_run(run: RunResults, label: str, provenance: Provenance | None = No
         if not all(math.isfinite(x) for x in (metric["value"], lo, hi)):
             where_metric = f"benchmarks.{name}.metrics.{entry['primary']}"
             raise LeaderboardError(f"{where}: {where_metric}: value and ci95 must be finite")
-        benchmarks[name] = BenchmarkScore(
-            version=entry["version"],
-            n=entry["n"],
-            primary=entry["primary"],
-            value=float(metric["value"]),
-            ci95=(float(lo), float(hi)),
-            parse_failures=entry.get("parse_failures", 0),
-            generation=entry.get("generation"),
-            options=entry.get("options"),
-        )
+        # A results entry keeps value and ci95 under its primary metric, a row beside the rest.
+        flat = {**entry, "value": metric["value"], "ci95": metric["ci95"]}
+        benchmarks[name] = BenchmarkScore.from_json(flat)
     if provenance is None:
         provenance = Provenance.collect(results_dir=run.results_dir)
     row = Row(
@@ -243,9 +237,8 @@ def _reported_sample_metrics(
         by_metric = {
             metric: dict(values)
             for metric, values in run.metrics.get(name, {}).items()
-            if metric != score.primary and metric in reported
-            and set(values) == set(scores)
-        }  # fmt: skip
+            if metric != score.primary and metric in reported and set(values) == set(scores)
+        }
         if by_metric:
             kept[name] = by_metric
     return kept

@@ -133,9 +133,12 @@ def sample_metrics(metrics: object) -> dict[str, float]:
     return {
         name: float(value)
         for name, value in metrics.items()
-        if isinstance(name, str) and "[" not in name and not isinstance(value, bool)
-        and isinstance(value, int | float) and math.isfinite(value)
-    }  # fmt: skip
+        if isinstance(name, str)
+        and "[" not in name
+        and not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+    }
 
 
 def json_digest(value: object) -> str:

@@ -53,8 +53,7 @@ class ProceduralEnv:
         self.task = task
         self.attempts = attempts
         levels = levels or min(MAX_LEVELS, available)
-        self.spec = EnvSpec(self.key, None, {"kind": "reasoning", "skill": task}, attempts,
-                            levels)  # fmt: skip
+        self.spec = EnvSpec(self.key, None, {"kind": "reasoning", "skill": task}, attempts, levels)
         self.level: int | None = None
         self._entry: dict[str, Any] | None = None
         self._score: Any = None
@@ -73,16 +72,19 @@ class ProceduralEnv:
     ) -> tuple[str, dict[str, Any]]:
         level = self.spec.levels - 1 if difficulty is None else difficulty
         if not 0 <= level < self.spec.levels:
-            raise TaskError(f"{self.key}: difficulty {level} is not one of its levels "
-                            f"0..{self.spec.levels - 1}")  # fmt: skip
+            raise TaskError(
+                f"{self.key}: difficulty {level} is not one of its levels 0..{self.spec.levels - 1}"
+            )
         items = dataset(self.task, level)
         self._entry = items[(seed or 0) % items.size]
         self._score = items.score_answer
         self._used, self._over = 0, False
         self.level = level
         question = str(self._entry["question"]).strip()
-        rules = (f"Give your answer as \\boxed{{ANSWER}}. You have {self.attempts} attempts; "
-                 "after a wrong one you are told so and may answer again.")  # fmt: skip
+        rules = (
+            f"Give your answer as \\boxed{{ANSWER}}. You have {self.attempts} attempts; "
+            "after a wrong one you are told so and may answer again."
+        )
         return f"{question}\n\n{rules}", {"task": self.task, "level": level}
 
     def step(self, action: str) -> StepResult:
@@ -109,8 +111,11 @@ class ProceduralEnv:
         return [f"\\boxed{{{self._entry['answer']}}}"]
 
     def state(self) -> dict[str, Any]:
-        return {"task": self.task, "level": self.level,
-                "answer": None if self._entry is None else self._entry["answer"]}  # fmt: skip
+        return {
+            "task": self.task,
+            "level": self.level,
+            "answer": None if self._entry is None else self._entry["answer"],
+        }
 
     def close(self) -> None:
         self._entry = None

@@ -79,8 +79,10 @@ class LevelScheduler:
         return {key: c.level for key, c in sorted(self.ceilings.items())}
 
     def to_json(self) -> dict[str, Any]:
-        return {key: {"level": c.level, "top": c.top, "recent": c.recent}
-                for key, c in sorted(self.ceilings.items())}  # fmt: skip
+        return {
+            key: {"level": c.level, "top": c.top, "recent": c.recent}
+            for key, c in sorted(self.ceilings.items())
+        }
 
     @classmethod
     def from_json(
@@ -88,6 +90,7 @@ class LevelScheduler:
     ) -> LevelScheduler:
         scheduler = cls(config)
         for key, value in data.items():
-            scheduler.ceilings[key] = Ceiling(int(value["level"]), int(value["top"]),
-                                              [bool(r) for r in value["recent"]])  # fmt: skip
+            scheduler.ceilings[key] = Ceiling(
+                int(value["level"]), int(value["top"]), [bool(r) for r in value["recent"]]
+            )
         return scheduler
