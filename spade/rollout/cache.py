@@ -24,8 +24,15 @@ from spade.rollout.requests import GenRequest
 
 TABLE = "completions_v2"
 """v1 stored text only; its rows are left alone (a v1 cache simply misses once)."""
-_STORED = ("text", "finish_reason", "prompt_tokens", "completion_tokens", "token_ids",
-           "logprobs", "tool_calls")  # fmt: skip
+_STORED = (
+    "text",
+    "finish_reason",
+    "prompt_tokens",
+    "completion_tokens",
+    "token_ids",
+    "logprobs",
+    "tool_calls",
+)
 """What a row keeps: everything but the prompt's own ids (the key already names them)."""
 
 

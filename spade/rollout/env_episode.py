@@ -145,8 +145,9 @@ class EnvDriver:
         if self.chat_tokens is None:
             messages = trim_history(self.episode.messages, HISTORY_CHARS)
             return GenRequest(self.phase, sample_id, tuple(messages), sampling)
-        return GenRequest(self.phase, sample_id, tuple(self.episode.messages), sampling,
-                          prompt_ids=self._next_ids)  # fmt: skip
+        return GenRequest(
+            self.phase, sample_id, tuple(self.episode.messages), sampling, prompt_ids=self._next_ids
+        )
 
     def feed(self, completion: Completion) -> None:
         if self.chat_tokens is not None:
@@ -200,8 +201,11 @@ class EnvDriver:
                 "ids (transformers, vLLM); this one returned text only"
             )
         logprobs = tuple(completion.logprobs) if completion.logprobs is not None else None
-        self.episode.turns.append(TokenTurn(tuple(prompt), tuple(completion.token_ids),
-                                            logprobs, completion.finish_reason))  # fmt: skip
+        self.episode.turns.append(
+            TokenTurn(
+                tuple(prompt), tuple(completion.token_ids), logprobs, completion.finish_reason
+            )
+        )
 
     def _extend_tokens(self) -> None:
         assert self.chat_tokens is not None

@@ -34,8 +34,7 @@ class PolicyResponder:
         self._counts = threading.Lock()
 
     def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
-        draws = [(r, d, request_key(self.model_key, r, d)) for r in requests
-                 for d in range(r.n)]  # fmt: skip
+        draws = [(r, d, request_key(self.model_key, r, d)) for r in requests for d in range(r.n)]
         known = self.cache.get_many([key for _, _, key in draws]) if self.cache else {}
         missing = [(r, d, key) for r, d, key in draws if key not in known]
         for start in range(0, len(missing), self.batch_size):
@@ -44,8 +43,7 @@ class PolicyResponder:
             known.update(made)
             if self.cache:
                 self.cache.put_many(made)
-        return [[known[request_key(self.model_key, r, d)] for d in range(r.n)]
-                for r in requests]  # fmt: skip
+        return [[known[request_key(self.model_key, r, d)] for d in range(r.n)] for r in requests]
 
     def _generate(self, batch: list[tuple[GenRequest, int, str]]) -> list[Completion]:
         # Requests in a batch may differ in settings; group so each call has one SamplingParams.

@@ -143,8 +143,10 @@ class Worker:
                 or not isinstance(difficulty, int)
                 or not (0 <= difficulty < levels)
             ):
-                raise ContractError(f"difficulty {difficulty!r} is not one of the env's levels "
-                                    f"0..{levels - 1} (difficulty_levels={levels})")  # fmt: skip
+                raise ContractError(
+                    f"difficulty {difficulty!r} is not one of the env's levels "
+                    f"0..{levels - 1} (difficulty_levels={levels})"
+                )
             out = env.reset(seed=seed, options={"difficulty": difficulty})  # type: ignore[attr-defined]
         if not (isinstance(out, tuple) and len(out) == 2):
             raise ContractError(f"reset() must return (observation, info), got {_describe(out)}")
@@ -218,8 +220,9 @@ class Worker:
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
-            _program_child(source, filename, write_fd, token, workdir, timeout_s,
-                           (self.fd_in, self.fd_out))  # fmt: skip
+            _program_child(
+                source, filename, write_fd, token, workdir, timeout_s, (self.fd_in, self.fd_out)
+            )
         os.close(write_fd)
         try:
             exited = _wait_child(pid, timeout_s)

@@ -98,6 +98,10 @@ def describe_backend(config: SandboxConfig | None = None) -> dict[str, Any]:
 
             record["confinement"] = confinement().describe()
     except SandboxUnavailable as exc:
-        return {"requested": config.backend, "backend": None, "unsafe": False,
-                "unavailable": str(exc)}  # fmt: skip
+        return {
+            "requested": config.backend,
+            "backend": None,
+            "unsafe": False,
+            "unavailable": str(exc),
+        }
     return record

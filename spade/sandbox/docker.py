@@ -249,9 +249,14 @@ class DockerTransport:
     """One worker container, reached through its attach socket."""
 
     def __init__(
-        self, client: Any, config: SandboxConfig, image: str, cpus: float | None,
-        arguments: dict[str, Any] | None = None, mounts: dict[str, str] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        client: Any,
+        config: SandboxConfig,
+        image: str,
+        cpus: float | None,
+        arguments: dict[str, Any] | None = None,
+        mounts: dict[str, str] | None = None,
+    ) -> None:
         import docker.errors
 
         self.api = client.api
@@ -260,8 +265,9 @@ class DockerTransport:
         self._reason = ""
         self.timings: dict[str, float] = {}
         started = time.perf_counter()
-        self.id: str = self.api.create_container_from_config(_container_config(
-            self.api, config, image, cpus, arguments, mounts))["Id"]  # fmt: skip
+        self.id: str = self.api.create_container_from_config(
+            _container_config(self.api, config, image, cpus, arguments, mounts)
+        )["Id"]
         self.timings["create"] = time.perf_counter() - started
         try:
             # Attach before start: output written before an attach is not replayed.
@@ -338,9 +344,13 @@ def _describe(state: dict[str, Any], config: SandboxConfig) -> str:
 
 
 def _container_config(
-    api: Any, config: SandboxConfig, image: str, cpus: float | None,
-    arguments: dict[str, Any] | None = None, mounts: dict[str, str] | None = None,
-) -> Any:  # fmt: skip
+    api: Any,
+    config: SandboxConfig,
+    image: str,
+    cpus: float | None,
+    arguments: dict[str, Any] | None = None,
+    mounts: dict[str, str] | None = None,
+) -> Any:
     """The container of one worker; `arguments` (default: an env worker's) and read-only
     bind `mounts` (container path: host path) serve entry points (`spawn_entry`)."""
     from docker.types import LogConfig, Mount, Ulimit
@@ -352,6 +362,10 @@ def _container_config(
     arguments["limits"].pop("address_space", None)
     scratch_mb = min(config.file_size_mb * 4, 256)  # as the bwrap backend: 4 files' worth
     tmp_mb = min(config.file_size_mb, 64)
+    binds = [
+        Mount(target, source, type="bind", read_only=True)
+        for target, source in (mounts or {}).items()
+    ]
     mount_options = f"uid={NOBODY},gid={NOBODY},mode=0700,noexec,nosuid,nodev"
     host_config = api.create_host_config(
         network_mode="none",
@@ -378,9 +392,8 @@ def _container_config(
             Ulimit(name="cpu", soft=config.cpu_seconds, hard=config.cpu_seconds),
         ],
         log_config=LogConfig(type="none"),
-        mounts=[Mount(target, source, type="bind", read_only=True)
-                for target, source in (mounts or {}).items()] or None,
-    )  # fmt: skip
+        mounts=binds or None,
+    )
     container = api.create_container_config(
         image,
         [IMAGE_PYTHON, "-I", "-S", IMAGE_WORKER, json.dumps(arguments)],
@@ -456,19 +469,24 @@ class DockerBackend:
         an engine on this machine (the image's Python must be able to import the packages);
         elsewhere the mount fails, or the launcher cannot import them, and `start_entry`
         says so in one line."""
-        mounts = {f"{PACKAGE_ROOT}/{mounted_name(name, path)}": str(path)
-                  for name, path in sources.items()}  # fmt: skip
+        mounts = {
+            f"{PACKAGE_ROOT}/{mounted_name(name, path)}": str(path)
+            for name, path in sources.items()
+        }
         return self._spawn(config, entry_arguments(config, SCRATCH, entry, [PACKAGE_ROOT]), mounts)
 
     def _spawn(
-        self, config: SandboxConfig, arguments: dict[str, Any] | None,
+        self,
+        config: SandboxConfig,
+        arguments: dict[str, Any] | None,
         mounts: dict[str, str] | None,
-    ) -> DockerTransport:  # fmt: skip
+    ) -> DockerTransport:
         import docker.errors
 
         def create() -> DockerTransport:
-            return DockerTransport(self.client, config, self.image, self._cpus(config),
-                                   arguments, mounts)  # fmt: skip
+            return DockerTransport(
+                self.client, config, self.image, self._cpus(config), arguments, mounts
+            )
 
         try:
             return create()
@@ -495,12 +513,15 @@ class DockerBackend:
             "writable": "size-capped tmpfs /scratch and /tmp (no /dev/shm)",
             "environment": "empty (the engine adds PATH, HOSTNAME, HOME)",
             "rlimits": True,
-            "process_limit": (f"container pids limit {self.config.max_processes}"
-                              if info.get("PidsLimit") else "none (engine lacks pids cgroup)"),
+            "process_limit": (
+                f"container pids limit {self.config.max_processes}"
+                if info.get("PidsLimit")
+                else "none (engine lacks pids cgroup)"
+            ),
             "memory_cgroup": bool(info.get("MemoryLimit")),
             "swap_limited": bool(info.get("SwapLimit")),
             "cpu_limit": self._cpus(self.config),
             "capabilities": "all dropped, no-new-privileges",
             "seccomp": "name=seccomp" in security,
             "apparmor": "name=apparmor" in security,
-        }  # fmt: skip
+        }

@@ -41,9 +41,16 @@ NOBODY = 65534
 # build config (25 MB on Debian). Bytecode caches are kept on purpose: the root is
 # read-only, so without them every worker start recompiles json/traceback/re from source.
 _SKIP_DIRS = {
-    "site-packages", "dist-packages", "test", "tests", "idle_test", "idlelib", "tkinter",
-    "turtledemo", "ensurepip",
-}  # fmt: skip
+    "site-packages",
+    "dist-packages",
+    "test",
+    "tests",
+    "idle_test",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "ensurepip",
+}
 _SKIP_EXTENSIONS = ("_test", "_xxtestfuzz", "xxlimited", "_ctypes_test")
 _PASSWD = (
     "root:x:0:0:root:/root:/usr/sbin/nologin\n"

@@ -261,8 +261,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "start":
             engine = LocalDockerd(args.state_dir).start()
             print(f"DOCKER_HOST={engine.url}")
-            print(f"storage driver {engine.storage_driver}, up in {engine.start_seconds:.2f} s",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"storage driver {engine.storage_driver}, up in {engine.start_seconds:.2f} s",
+                file=sys.stderr,
+            )
             return 0
         cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not cmd:

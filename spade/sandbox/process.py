@@ -163,7 +163,7 @@ def _bwrap_mounts(scratch_bytes: int = 64 << 20, extra: Sequence[str] = ()) -> l
         "--size", str(scratch_bytes), "--tmpfs", SCRATCH,
         "--ro-bind", str(WORKER_SCRIPT), "/spade/worker.py",
         "--chdir", SCRATCH,
-    ]  # fmt: skip
+    ]  # fmt: skip # a table: one option and its values a line
     for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
         if os.path.islink(name):
             args += ["--symlink", os.readlink(name), name]

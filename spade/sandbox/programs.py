@@ -60,9 +60,11 @@ class ProgramRunner:
         started = time.perf_counter()
         try:
             reply = self.worker.call(
-                "run_program", source=source, timeout_s=timeout_s,
+                "run_program",
+                source=source,
+                timeout_s=timeout_s,
                 timeout=timeout_s + _REPLY_MARGIN_S + self._start_allowance(),
-            )  # fmt: skip
+            )
         except SandboxTimeout:
             return _result("timeout", f"the program exceeded its {timeout_s:g} s limit", started)
         except EnvCallError as exc:  # the worker could not run it at all (e.g. fork failed)

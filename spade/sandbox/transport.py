@@ -96,6 +96,10 @@ def entry_arguments(
 ) -> dict[str, Any]:
     """The worker's arguments in launcher mode: `roots` go on its sys.path."""
     arguments = worker_arguments(config, scratch)
-    arguments["entry"] = {"module": entry.module, "args": list(entry.args),
-                          "packages": list(entry.packages), "roots": roots}  # fmt: skip
+    arguments["entry"] = {
+        "module": entry.module,
+        "args": list(entry.args),
+        "packages": list(entry.packages),
+        "roots": roots,
+    }
     return arguments

@@ -90,8 +90,13 @@ def _try(python: str, namespaces: bool) -> str | None:
         expected["groups"] = []
     spec.update(probe=True, expect=expected)
     try:
-        done = subprocess.run(_launcher_argv(spec), capture_output=True, timeout=_PROBE_TIMEOUT_S,
-                              env=CLEAN_ENV, cwd="/")  # fmt: skip
+        done = subprocess.run(
+            _launcher_argv(spec),
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT_S,
+            env=CLEAN_ENV,
+            cwd="/",
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the launcher did not run ({type(exc).__name__}: {exc})"
     finally:
@@ -176,8 +181,9 @@ class UnsafeProcessBackend:
         if cgroup is None:  # the worker is never root, so RLIMIT_NPROC applies to it
             arguments["limits"]["processes"] = config.max_processes
         scratch_bytes = min(config.file_size_mb << 22, 256 << 20)  # as bwrap: 4 files, ≤256 MB
-        spec = _launcher_spec(self.confinement.python, base, self.confinement.namespaces,
-                              scratch_bytes)  # fmt: skip
+        spec = _launcher_spec(
+            self.confinement.python, base, self.confinement.namespaces, scratch_bytes
+        )
         spec["worker_arguments"] = arguments
         return ProcessTransport(_launcher_argv(spec), config, "/", cgroup, cleanup=base)
 
