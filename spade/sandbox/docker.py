@@ -246,17 +246,10 @@ class _AttachReader(Reader):
 
 
 class DockerTransport:
-    """One worker container, reached through its attach socket."""
+    """One worker container, created from `container` (`_container_config`) and reached
+    through its attach socket."""
 
-    def __init__(
-        self,
-        client: Any,
-        config: SandboxConfig,
-        image: str,
-        cpus: float | None,
-        arguments: dict[str, Any] | None = None,
-        mounts: dict[str, str] | None = None,
-    ) -> None:
+    def __init__(self, client: Any, config: SandboxConfig, container: Any) -> None:
         import docker.errors
 
         self.api = client.api
@@ -265,9 +258,7 @@ class DockerTransport:
         self._reason = ""
         self.timings: dict[str, float] = {}
         started = time.perf_counter()
-        self.id: str = self.api.create_container_from_config(
-            _container_config(self.api, config, image, cpus, arguments, mounts)
-        )["Id"]
+        self.id: str = self.api.create_container_from_config(container)["Id"]
         self.timings["create"] = time.perf_counter() - started
         try:
             # Attach before start: output written before an attach is not replayed.
@@ -484,9 +475,11 @@ class DockerBackend:
         import docker.errors
 
         def create() -> DockerTransport:
-            return DockerTransport(
-                self.client, config, self.image, self._cpus(config), arguments, mounts
+            cpus = self._cpus(config)
+            container = _container_config(
+                self.client.api, config, self.image, cpus, arguments, mounts
             )
+            return DockerTransport(self.client, config, container)
 
         try:
             return create()
