@@ -161,8 +161,9 @@ def sanitise(code: str, entry_point: str, test_code: str = "") -> str:
 def _reachable(body: list[ast.stmt], roots: set[str]) -> set[ast.stmt]:
     definers: dict[str, list[ast.stmt]] = {}
     for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
-                             ast.AnnAssign)):  # fmt: skip
+        if isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+        ):
             for name in _defines(node):
                 definers.setdefault(name, []).append(node)
     keep: set[ast.stmt] = set()
@@ -194,10 +195,18 @@ def _free_names(node: ast.stmt) -> set[str]:
     used = _used_names([node])
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return used
-    local = {a.arg for n in ast.walk(node) if isinstance(n, ast.arguments)
-             for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a}  # fmt: skip
-    local |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-              and isinstance(n.ctx, (ast.Store, ast.Del))}  # fmt: skip
+    local = {
+        a.arg
+        for n in ast.walk(node)
+        if isinstance(n, ast.arguments)
+        for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg]
+        if a
+    }
+    local |= {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+    }
     declared = {name for n in ast.walk(node) if isinstance(n, ast.Global) for name in n.names}
     return (used - local) | declared | {node.name}
 

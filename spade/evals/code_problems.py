@@ -144,9 +144,11 @@ def mbpp_problems(rows: list[dict[str, Any]], num_fewshot: int) -> list[CodeProb
 def load_mbpp(path: Path, num_fewshot: int) -> list[CodeProblem]:
     """MBPP from google-research's `sanitized-mbpp.json` (a JSON array) or a JSONL file."""
     text = path.read_text(encoding="utf-8")
-    rows = json.loads(text) if text.lstrip().startswith("[") else [
-        json.loads(line) for line in text.splitlines() if line.strip()
-    ]  # fmt: skip
+    rows = (
+        json.loads(text)
+        if text.lstrip().startswith("[")
+        else [json.loads(line) for line in text.splitlines() if line.strip()]
+    )
     return mbpp_problems(rows, num_fewshot)
 
 

@@ -101,8 +101,10 @@ class CodeBenchmark:
         generation = self.declaration.generation
         sampling = generation.sampling()
         chosen = [problems[i] for i in ids]
-        requests = [GenRequest(self.declaration.name, p.sample_id, p.messages, sampling,
-                               n=generation.n) for p in chosen]  # fmt: skip
+        requests = [
+            GenRequest(self.declaration.name, p.sample_id, p.messages, sampling, n=generation.n)
+            for p in chosen
+        ]
         outputs = [[c.text for c in reply] for reply in respond(requests)]
         solutions = [
             [p.solution(text) for text in texts] for p, texts in zip(chosen, outputs, strict=True)
@@ -143,8 +145,9 @@ class CodeBenchmark:
                     progress(1)
 
         config = replace(default_config(), memory_mb=self.options.memory_mb)  # configured backend
-        ran = run_programs(programs, self.options.timeout_s, config, self.options.parallelism,
-                           finished)  # fmt: skip
+        ran = run_programs(
+            programs, self.options.timeout_s, config, self.options.parallelism, finished
+        )
         results: list[list[ProgramResult | None]] = [[None] * len(s) for s in solutions]
         for (i, j), result in zip(where, ran, strict=True):
             results[i][j] = result

@@ -22,7 +22,7 @@ _Options = TypeVar("_Options", bound=BaseModel)
 BENCHMARKS_DIR = shipped_dir("benchmarks")
 RunnerName = Literal[
     "lm_eval", "code", "bfcl", "acebench", "games", "reasoning_gym", "suite", "ladder"
-]  # fmt: skip
+]
 
 
 class DeclarationError(ValueError):
@@ -55,8 +55,13 @@ class Generation(BaseModel):
 
     def sampling(self, seed: int = 0) -> SamplingParams:
         """The one sampling-settings type (`n` is the request's: see `GenRequest.n`)."""
-        return SamplingParams(max_new_tokens=self.max_gen_toks, temperature=self.temperature,
-                              top_p=self.top_p, stop=tuple(self.stop), seed=seed)  # fmt: skip
+        return SamplingParams(
+            max_new_tokens=self.max_gen_toks,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            stop=tuple(self.stop),
+            seed=seed,
+        )
 
 
 class Slices(BaseModel):

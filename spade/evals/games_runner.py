@@ -62,24 +62,34 @@ class GamesBenchmark:
         self.options = parse_games_options(declaration)
 
     def sample_ids(self, data_dir: Path | None) -> list[str]:
-        return [f"{game}/{opponent}/{index}"
-                for game, opponents in self.options.games.items()
-                for opponent in opponents
-                for index in range(self.options.episodes)]  # fmt: skip
+        return [
+            f"{game}/{opponent}/{index}"
+            for game, opponents in self.options.games.items()
+            for opponent in opponents
+            for index in range(self.options.episodes)
+        ]
 
     def episode_spec(self, sample_id: str) -> EpisodeSpec:
         game_name, opponent_name, index = (sample_id.split("/") + ["", "", ""])[:3]
         opponents = self.options.games.get(game_name, [])
         if opponent_name not in opponents or not index.isdigit():
-            raise ValueError(f"{self.declaration.name}: unknown sample id {sample_id!r} "
-                             "(ids look like 'tictactoe/minimax/0')")  # fmt: skip
+            raise ValueError(
+                f"{self.declaration.name}: unknown sample id {sample_id!r} "
+                "(ids look like 'tictactoe/minimax/0')"
+            )
         if int(index) >= self.options.episodes:
             raise ValueError(f"{sample_id!r}: only episodes 0..{self.options.episodes - 1}")
         game = GAMES[game_name]
         first = game.first_player
         seat = first if int(index) % 2 == 0 else 1 - first
-        return EpisodeSpec(sample_id, game, opponent_name, game.opponents()[opponent_name], seat,
-                           episode_seed(self.options.seed, sample_id))  # fmt: skip
+        return EpisodeSpec(
+            sample_id,
+            game,
+            opponent_name,
+            game.opponents()[opponent_name],
+            seat,
+            episode_seed(self.options.seed, sample_id),
+        )
 
     def run(
         self,
@@ -102,9 +112,15 @@ class GamesBenchmark:
         invalid = float(outcome.invalid_player == seat)
         score = win + 0.5 * draw
         game, pair = spec.game.name, f"{spec.game.name}/{spec.opponent_name}"
-        metrics = {"win": win, "draw": draw, "loss": 1.0 - win - draw, "invalid": invalid,
-                   f"score[game={game}]": score, f"score[{pair}]": score,
-                   f"invalid[game={game}]": invalid}  # fmt: skip
+        metrics = {
+            "win": win,
+            "draw": draw,
+            "loss": 1.0 - win - draw,
+            "invalid": invalid,
+            f"score[game={game}]": score,
+            f"score[{pair}]": score,
+            f"invalid[game={game}]": invalid,
+        }
         for name, value in outcome.metrics.get(seat, {}).items():
             metrics[f"{name}[game={game}]"] = value
         extra: dict[str, Any] = {

@@ -67,13 +67,17 @@ class LadderBenchmark:
         suite = load_suite(self.options.suite)
         split = self.options.split
         if split is not None and split not in SPLITS:
-            raise DeclarationError(f"{self.declaration.name}: options.split {split!r} is not one "
-                                   f"of {', '.join(SPLITS)}")  # fmt: skip
+            raise DeclarationError(
+                f"{self.declaration.name}: options.split {split!r} is not one "
+                f"of {', '.join(SPLITS)}"
+            )
         envs = split_envs(suite, split, self.declaration.name)
         flat = [e.id for e in envs if not e.entry.difficulty_levels]
         if flat:
-            raise DeclarationError(f"{self.declaration.name}: {suite.ref} envs without difficulty "
-                                   f"levels: {', '.join(flat[:3])}")  # fmt: skip
+            raise DeclarationError(
+                f"{self.declaration.name}: {suite.ref} envs without difficulty "
+                f"levels: {', '.join(flat[:3])}"
+            )
         return {env.id: env for env in envs}
 
     def sample_ids(self, data_dir: Path | None) -> list[str]:
@@ -121,8 +125,12 @@ class LadderBenchmark:
         # Weighted so the plain mean over samples is the mean over levels of their success.
         weight = total / (len(per_level) * per_level[level])
         metrics: dict[str, float] = {"success": success, "return": episode.final_reward}
-        for group in (f"level={level}", f"source={source}", f"env={key}",
-                      f"source={source},level={level}"):  # fmt: skip
+        for group in (
+            f"level={level}",
+            f"source={source}",
+            f"env={key}",
+            f"source={source},level={level}",
+        ):
             metrics[f"success[{group}]"] = success
             metrics[f"return[{group}]"] = episode.final_reward
         return SampleResult(
@@ -135,10 +143,15 @@ class LadderBenchmark:
             score=success * weight,
             metrics=metrics,
             parsed=episode.error is None,
-            extra={"turns": len(episode.actions), "terminated": episode.terminated,
-                   "truncated": episode.truncated, "error": episode.error,
-                   "rewards": episode.rewards, "transcript": episode.messages[2:]},
-        )  # fmt: skip
+            extra={
+                "turns": len(episode.actions),
+                "terminated": episode.terminated,
+                "truncated": episode.truncated,
+                "error": episode.error,
+                "rewards": episode.rewards,
+                "transcript": episode.messages[2:],
+            },
+        )
 
 
 def _level(sample_id: str) -> str:

@@ -66,9 +66,11 @@ class LmEvalBenchmark:
             by_task: dict[str, list[DocRef]] = defaultdict(list)
             for ref in sorted(refs.values(), key=lambda r: (r.task, r.index)):
                 by_task[ref.task].append(ref)
-            sample_ids = {(task, position): ref.sample_id
-                          for task, chosen in by_task.items()
-                          for position, ref in enumerate(chosen)}  # fmt: skip
+            sample_ids = {
+                (task, position): ref.sample_id
+                for task, chosen in by_task.items()
+                for position, ref in enumerate(chosen)
+            }
             sampling = self.declaration.generation.sampling()
             model = ResponderLM(respond, self.declaration.name, sampling, sample_ids)
             scoring: Scoring = {}
@@ -122,8 +124,10 @@ class LmEvalBenchmark:
         for task, entries in logged.items():
             for entry in entries:
                 by_doc[(task, int(entry["doc_id"]))].append(entry)
-        return [self._result(ref, by_doc[(ref.task, ref.index)], model, scoring)
-                for ref in refs.values()]  # fmt: skip
+        return [
+            self._result(ref, by_doc[(ref.task, ref.index)], model, scoring)
+            for ref in refs.values()
+        ]
 
     def _result(
         self, ref: DocRef, entries: list[dict[str, Any]], model: ResponderLM, scoring: Scoring
@@ -144,8 +148,9 @@ class LmEvalBenchmark:
             )
         first = entries[0]
         output = first["resps"][0][0]
-        answer = read_answer(self.options.answer, output, filtered.get(primary_filter),
-                             self.options.invalid_answers)  # fmt: skip
+        answer = read_answer(
+            self.options.answer, output, filtered.get(primary_filter), self.options.invalid_answers
+        )
         raw = model.raw_outputs.get(ref.sample_id)
         extra: dict[str, Any] = {
             "task": ref.task,

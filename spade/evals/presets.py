@@ -77,8 +77,11 @@ def preset_entries(preset: str | None, directory: Path = BENCHMARKS_DIR) -> dict
 def preset_sizes(preset: str | None, directory: Path = BENCHMARKS_DIR) -> dict[str, int | None]:
     """The slice sizes a preset written as a mapping sets (`NAME: SIZE`, or `n:`); a preset
     written as a list sets none (each declaration's `slices.PRESET` applies)."""
-    return {name: entry.n for name, entry in preset_entries(preset, directory).items()
-            if "n" in entry.model_fields_set}  # fmt: skip
+    return {
+        name: entry.n
+        for name, entry in preset_entries(preset, directory).items()
+        if "n" in entry.model_fields_set
+    }
 
 
 def _raw_presets(directory: Path) -> dict[str, Any]:

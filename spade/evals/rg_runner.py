@@ -51,11 +51,16 @@ class ReasoningGymBenchmark:
         system = self.tasks.system_prompt()
         generation = self.declaration.generation
         sampling = generation.sampling(self.options.seed)
-        requests = [GenRequest(self.declaration.name, item.sample_id, self.messages(system, item),
-                               sampling, n=generation.n) for item in items]  # fmt: skip
+        name = self.declaration.name
+        requests = [
+            GenRequest(name, item.sample_id, self.messages(system, item), sampling, n=generation.n)
+            for item in items
+        ]
         outputs = [[c.text for c in reply] for reply in respond(requests)]
-        results = [self._score(item, request, texts) for item, request, texts
-                   in zip(items, requests, outputs, strict=True)]  # fmt: skip
+        results = [
+            self._score(item, request, texts)
+            for item, request, texts in zip(items, requests, outputs, strict=True)
+        ]
         if progress is not None:
             progress(len(results))
         return results
@@ -78,10 +83,15 @@ class ReasoningGymBenchmark:
                 errors.append(f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS])
         score = sum(scores) / len(scores) if scores else 0.0
         single = len(texts) == 1
-        metrics = {"solved": sum(s >= 1.0 for s in scores) / max(len(scores), 1),
-                   f"score[task={item.task}]": score}  # fmt: skip
-        extra: dict[str, Any] = {"task": item.task, "index": item.index,
-                                 "level": self.tasks.level(item.task)}  # fmt: skip
+        metrics = {
+            "solved": sum(s >= 1.0 for s in scores) / max(len(scores), 1),
+            f"score[task={item.task}]": score,
+        }
+        extra: dict[str, Any] = {
+            "task": item.task,
+            "index": item.index,
+            "level": self.tasks.level(item.task),
+        }
         if errors:
             extra["scorer_errors"] = errors
         if not single:

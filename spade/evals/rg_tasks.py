@@ -88,8 +88,9 @@ class RgTasks:
         self._datasets: dict[str, Any] = {}
 
     def sample_ids(self) -> list[str]:
-        return [f"{task}/{i}" for task in self.options.tasks
-                for i in range(self.options.items_per_task)]  # fmt: skip
+        return [
+            f"{task}/{i}" for task in self.options.tasks for i in range(self.options.items_per_task)
+        ]
 
     def level(self, task: str) -> int:
         return self.options.levels.get(task, self.options.level)

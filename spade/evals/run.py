@@ -42,8 +42,10 @@ class BenchmarkRun:
             {m for s in self.samples for m in s.metrics} - {self.declaration.primary}
         )
         for name in names:
-            values = [s.score if name == self.declaration.primary else s.metrics.get(name)
-                      for s in self.samples]  # fmt: skip
+            values = [
+                s.score if name == self.declaration.primary else s.metrics.get(name)
+                for s in self.samples
+            ]
             present = [float(v) for v in values if v is not None]
             if present:
                 mean, low, high = mean_ci(present)
@@ -138,8 +140,9 @@ def run_shard(
     return benchmark.run(list(shard.ids), respond, data_dir, progress)
 
 
-def sharded_run(declaration: Declaration, samples: list[SampleResult], seconds: float,
-                data_dir: Path | None) -> BenchmarkRun:  # fmt: skip
+def sharded_run(
+    declaration: Declaration, samples: list[SampleResult], seconds: float, data_dir: Path | None
+) -> BenchmarkRun:
     """The merged shards of one benchmark, as `run_benchmark` returns a local run."""
     hashes = declaration.data_hashes() if data_dir is not None else {}
     return BenchmarkRun(declaration, samples, seconds, hashes)

@@ -44,8 +44,9 @@ def run_side_by_side(jobs: Sequence[Job[T]], at_once: int) -> list[T]:
     board: _Board[T] = _Board(elsewhere)
     workers = min(len(elsewhere), at_once - 1 if on_main else at_once)
     for number in range(workers):
-        threading.Thread(target=board.work, args=(jobs,), name=f"benchmark-{number}",
-                         daemon=True).start()  # fmt: skip
+        threading.Thread(
+            target=board.work, args=(jobs,), name=f"benchmark-{number}", daemon=True
+        ).start()
     for index in on_main:
         board.raise_failure()
         result = jobs[index].run()

@@ -97,8 +97,13 @@ def play_episodes(
     settings, `WINDOW` envs at once; in the order of `specs`."""
     name, sampling = declaration.name, declaration.generation.sampling()
     drivers = [EnvDriver(spec, name, sampling) for spec in specs]
-    play(drivers, respond, phase=name, window=WINDOW,
-         on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
+    play(
+        drivers,
+        respond,
+        phase=name,
+        window=WINDOW,
+        on_done=(lambda _: progress(1)) if progress else None,
+    )
     return [driver.episode for driver in drivers]
 
 
@@ -140,8 +145,9 @@ class SuiteBenchmark:
         # train env, nor a seed training may have drawn.
         check_known_ids(self.declaration.name, ids, dict.fromkeys(self.sample_ids(data_dir)))
         specs = {sample_id: self._spec(sample_id) for sample_id in ids}
-        episodes = play_episodes(self.declaration, [s for s, _ in specs.values()], respond,
-                                 progress)  # fmt: skip
+        episodes = play_episodes(
+            self.declaration, [s for s, _ in specs.values()], respond, progress
+        )
         return [self._result(episode, specs[episode.key][1]) for episode in episodes]
 
     def _result(self, episode: Episode, env: SuiteEnv) -> SampleResult:

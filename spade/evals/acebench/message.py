@@ -28,34 +28,64 @@ MAX_MESSAGES = 6
 
 def _seed_inbox() -> dict[int, dict[str, Any]]:
     return {
-        1: {"sender_id": "USR100", "receiver_id": "USR101",
-            "message": "Hey Frank, don't forget about our meeting on 2024-06-11 at 4 PM in "
-                       "Conference Room 1.",
-            "time": "2024-06-09"},
-        2: {"sender_id": "USR101", "receiver_id": "USR102",
-            "message": "Can you help me order a \"Margherita Pizza\" delivery? The merchant is "
-                       "Domino's.",
-            "time": "2024-03-09"},
-        3: {"sender_id": "USR102", "receiver_id": "USR103",
-            "message": "Please check the milk tea delivery options available from Heytea and "
-                       "purchase a cheaper milk tea for me. After making the purchase, remember "
-                       "to reply to me with \"Already bought.\"",
-            "time": "2023-12-05"},
-        4: {"sender_id": "USR103", "receiver_id": "USR102",
-            "message": "No problem Helen, I can assist you.", "time": "2024-09-09"},
-        5: {"sender_id": "USR104", "receiver_id": "USR105",
-            "message": "Isaac, are you available for a call?", "time": "2024-06-06"},
-        6: {"sender_id": "USR105", "receiver_id": "USR104",
-            "message": "Yes Jack, let's do it in 30 minutes.", "time": "2024-01-15"},
-    }  # fmt: skip
+        1: {
+            "sender_id": "USR100",
+            "receiver_id": "USR101",
+            "message": (
+                "Hey Frank, don't forget about our meeting on 2024-06-11 at 4 PM in "
+                "Conference Room 1."
+            ),
+            "time": "2024-06-09",
+        },
+        2: {
+            "sender_id": "USR101",
+            "receiver_id": "USR102",
+            "message": (
+                'Can you help me order a "Margherita Pizza" delivery? The merchant is Domino\'s.'
+            ),
+            "time": "2024-03-09",
+        },
+        3: {
+            "sender_id": "USR102",
+            "receiver_id": "USR103",
+            "message": (
+                "Please check the milk tea delivery options available from Heytea and "
+                "purchase a cheaper milk tea for me. After making the purchase, remember "
+                'to reply to me with "Already bought."'
+            ),
+            "time": "2023-12-05",
+        },
+        4: {
+            "sender_id": "USR103",
+            "receiver_id": "USR102",
+            "message": "No problem Helen, I can assist you.",
+            "time": "2024-09-09",
+        },
+        5: {
+            "sender_id": "USR104",
+            "receiver_id": "USR105",
+            "message": "Isaac, are you available for a call?",
+            "time": "2024-06-06",
+        },
+        6: {
+            "sender_id": "USR105",
+            "receiver_id": "USR104",
+            "message": "Yes Jack, let's do it in 30 minutes.",
+            "time": "2024-01-15",
+        },
+    }
 
 
 class MessageApi:
     name = "MessageApi"
     api = (
-        "send_message", "delete_message", "view_messages_between_users", "search_messages",
-        "get_latest_message_id", "get_earliest_message_id",
-    )  # fmt: skip
+        "send_message",
+        "delete_message",
+        "view_messages_between_users",
+        "search_messages",
+        "get_latest_message_id",
+        "get_earliest_message_id",
+    )
     saved = ("inbox",)
 
     def __init__(self, device: BaseApi) -> None:

@@ -19,15 +19,28 @@ def _seed_reminders() -> dict[int, dict[str, Any]]:
     # Keys and the seeded `reminder_id`s differ (1 vs 1001) upstream; added reminders get
     # the next key as their id. The ground truth depends on both.
     return {
-        1: {"reminder_id": 1001, "title": "Doctor's Appointment",
-            "description": "Visit Dr. Smith for a checkup.", "time": "2024-07-15 09:30",
-            "notified": False},
-        2: {"reminder_id": 1002, "title": "Team Meeting",
-            "description": "Monthly project review with the team.", "time": "2024-07-17 11:00",
-            "notified": False},
-        3: {"reminder_id": 1003, "title": "To-do list", "description": TODO_LIST,
-            "time": "2024-07-16 11:00", "notified": False},
-    }  # fmt: skip
+        1: {
+            "reminder_id": 1001,
+            "title": "Doctor's Appointment",
+            "description": "Visit Dr. Smith for a checkup.",
+            "time": "2024-07-15 09:30",
+            "notified": False,
+        },
+        2: {
+            "reminder_id": 1002,
+            "title": "Team Meeting",
+            "description": "Monthly project review with the team.",
+            "time": "2024-07-17 11:00",
+            "notified": False,
+        },
+        3: {
+            "reminder_id": 1003,
+            "title": "To-do list",
+            "description": TODO_LIST,
+            "time": "2024-07-16 11:00",
+            "notified": False,
+        },
+    }
 
 
 class ReminderApi:

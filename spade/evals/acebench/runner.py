@@ -101,12 +101,19 @@ class AceBenchBenchmark:
         check_known_ids(self.declaration.name, ids, entries)
         name = self.declaration.name
         sampling = self.declaration.generation.sampling()
-        drivers = [AceBenchDriver(entries[i], self.options.max_dialog_turns, name, sampling,
-                                  self.user) for i in ids]  # fmt: skip
+        drivers = [
+            AceBenchDriver(entries[i], self.options.max_dialog_turns, name, sampling, self.user)
+            for i in ids
+        ]
         if any(entries[i].subset == "multi_turn" for i in ids):
             self.user.share(respond)
-        play(drivers, respond, phase=name, others={USER: self.user},
-             on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
+        play(
+            drivers,
+            respond,
+            phase=name,
+            others={USER: self.user},
+            on_done=(lambda _: progress(1)) if progress else None,
+        )
         results = []
         for driver in drivers:
             result = self._result(driver.episode)
@@ -183,11 +190,11 @@ class AceBenchDriver:
         episode = self.episode
         self._asked = None if episode.done else episode.needs()
         if self._asked == "agent":
-            return GenRequest(self.phase, self.key, tuple(episode.agent_messages()),
-                              self.sampling)  # fmt: skip
+            return GenRequest(self.phase, self.key, tuple(episode.agent_messages()), self.sampling)
         if self._asked == "user" and isinstance(episode, MultiTurnEpisode):
-            return replace(self.user.request(self.phase, self.key, episode.user_messages()),
-                           to=USER)  # fmt: skip
+            return replace(
+                self.user.request(self.phase, self.key, episode.user_messages()), to=USER
+            )
         return None
 
     def feed(self, completion: Completion) -> None:

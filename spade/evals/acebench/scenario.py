@@ -23,13 +23,22 @@ from spade.evals.acebench.travel import Travel
 
 App = BaseApi | MessageApi | ReminderApi | FoodPlatform | Travel
 PHONE_APPS: dict[str, type[MessageApi | ReminderApi | FoodPlatform]] = {
-    "MessageApi": MessageApi, "ReminderApi": ReminderApi, "FoodPlatform": FoodPlatform,
-}  # fmt: skip
+    "MessageApi": MessageApi,
+    "ReminderApi": ReminderApi,
+    "FoodPlatform": FoodPlatform,
+}
 APP_NAMES = ("BaseApi", *PHONE_APPS, "Travel")
 _TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "float": (int, float),
-    "boolean": (bool,), "list": (list,), "array": (list,), "dict": (dict,), "object": (dict,),
-}  # fmt: skip
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "float": (int, float),
+    "boolean": (bool,),
+    "list": (list,),
+    "array": (list,),
+    "dict": (dict,),
+    "object": (dict,),
+}
 
 
 @dataclass(frozen=True)

@@ -44,43 +44,81 @@ _FLIGHTS = [
 
 def _seed_flights() -> list[dict[str, Any]]:
     return [
-        {"flight_no": no, "origin": origin, "destination": destination,
-         "depart_time": f"{depart}:00", "arrival_time": f"{arrive}:00", "status": "available",
-         "seats_available": seats, "economy_price": economy, "business_price": business}
+        {
+            "flight_no": no,
+            "origin": origin,
+            "destination": destination,
+            "depart_time": f"{depart}:00",
+            "arrival_time": f"{arrive}:00",
+            "status": "available",
+            "seats_available": seats,
+            "economy_price": economy,
+            "business_price": business,
+        }
         for no, origin, destination, depart, arrive, seats, economy, business in _FLIGHTS
-    ]  # fmt: skip
+    ]
 
 
 def _seed_users() -> dict[str, dict[str, Any]]:
     return {
-        "user1": {"user_name": "Eve", "password": "password123", "cash_balance": 2000.0,
-                  "bank_balance": 50000.0, "membership_level": "regular"},
-        "user2": {"user_name": "Frank", "password": "password456", "cash_balance": 8000.0,
-                  "bank_balance": 8000.0, "membership_level": "silver"},
-        "user3": {"user_name": "Grace", "password": "password789", "cash_balance": 1000.0,
-                  "bank_balance": 5000.0, "membership_level": "gold"},
-    }  # fmt: skip
+        "user1": {
+            "user_name": "Eve",
+            "password": "password123",
+            "cash_balance": 2000.0,
+            "bank_balance": 50000.0,
+            "membership_level": "regular",
+        },
+        "user2": {
+            "user_name": "Frank",
+            "password": "password456",
+            "cash_balance": 8000.0,
+            "bank_balance": 8000.0,
+            "membership_level": "silver",
+        },
+        "user3": {
+            "user_name": "Grace",
+            "password": "password789",
+            "cash_balance": 1000.0,
+            "bank_balance": 5000.0,
+            "membership_level": "gold",
+        },
+    }
 
 
 def _seed_reservations() -> list[dict[str, Any]]:
     # res_4's flight "MU2616" is in no flight list upstream either (its lookups find nothing).
-    seeded = [("res_1", "user1", "CA1234", ECONOMY, "Beijing", "Shanghai"),
-              ("res_2", "user1", "MU5678", BUSINESS, "Shanghai", "Beijing"),
-              ("res_3", "user2", "MH1765", BUSINESS, "Xiamen", "Chengdu"),
-              ("res_4", "user2", "MU2616", BUSINESS, "Chengdu", "Xiamen")]  # fmt: skip
+    seeded = [
+        ("res_1", "user1", "CA1234", ECONOMY, "Beijing", "Shanghai"),
+        ("res_2", "user1", "MU5678", BUSINESS, "Shanghai", "Beijing"),
+        ("res_3", "user2", "MH1765", BUSINESS, "Xiamen", "Chengdu"),
+        ("res_4", "user2", "MU2616", BUSINESS, "Chengdu", "Xiamen"),
+    ]
     return [
-        {"reservation_id": rid, "user_id": uid, "flight_no": no, "payment_method": "bank",
-         "cabin": cabin, "baggage": 1, "origin": origin, "destination": destination}
+        {
+            "reservation_id": rid,
+            "user_id": uid,
+            "flight_no": no,
+            "payment_method": "bank",
+            "cabin": cabin,
+            "baggage": 1,
+            "origin": origin,
+            "destination": destination,
+        }
         for rid, uid, no, cabin, origin, destination in seeded
-    ]  # fmt: skip
+    ]
 
 
 class Travel:
     name = "Travel"
     api = (
-        "get_user_details", "get_flight_details", "get_reservation_details",
-        "find_transfer_flights", "reserve_flight", "cancel_reservation", "modify_flight",
-    )  # fmt: skip
+        "get_user_details",
+        "get_flight_details",
+        "get_reservation_details",
+        "find_transfer_flights",
+        "reserve_flight",
+        "cancel_reservation",
+        "modify_flight",
+    )
     saved = ("users", "reservations")
 
     def __init__(self) -> None:

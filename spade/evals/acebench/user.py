@@ -69,8 +69,9 @@ class UserSimulator:
             return
         if weights_sha256(path) != info.weights_sha256:
             return
-        self._respond = PolicyResponder(respond.policy, respond.model_key, respond.cache,
-                                        self.batch_size)  # fmt: skip
+        self._respond = PolicyResponder(
+            respond.policy, respond.model_key, respond.cache, self.batch_size
+        )
         self._remember(info, shared_with_checkpoint=True)
 
     def describe(self) -> dict[str, Any]:
@@ -92,6 +93,10 @@ class UserSimulator:
         return PolicyResponder(policy, model_key, cache, self.batch_size)
 
     def _remember(self, info: PolicyInfo, **extra: Any) -> None:
-        self._identity.update(backend=info.backend, model=info.model,
-                              weights_sha256=info.weights_sha256, endpoint=info.endpoint,
-                              **extra)  # fmt: skip
+        self._identity.update(
+            backend=info.backend,
+            model=info.model,
+            weights_sha256=info.weights_sha256,
+            endpoint=info.endpoint,
+            **extra,
+        )

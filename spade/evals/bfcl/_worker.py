@@ -30,12 +30,14 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     if op == "execute":
         for calls in request.get("history", []):
             backends.execute(request["namespace"], request["entry"], request["long_context"], calls)
-        results = backends.execute(request["namespace"], request["entry"],
-                                   request["long_context"], request["calls"])  # fmt: skip
+        results = backends.execute(
+            request["namespace"], request["entry"], request["long_context"], request["calls"]
+        )
         return {"ok": True, "results": results}
     if op == "score":
-        verdict = backends.score(request["namespace"], request["entry"], request["output"],
-                                 request["truth"])  # fmt: skip
+        verdict = backends.score(
+            request["namespace"], request["entry"], request["output"], request["truth"]
+        )
         return {"ok": True, **verdict}
     if op == "drop":
         return {"ok": True, "dropped": backends.drop(request["namespace"])}

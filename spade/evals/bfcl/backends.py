@@ -37,8 +37,11 @@ def backend_methods(class_name: str) -> frozenset[str]:
 
     module = importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name])
     instance = getattr(module, class_name)()
-    return frozenset(name for name, _ in inspect.getmembers(instance, inspect.ismethod)
-                     if not name.startswith("_"))  # fmt: skip
+    return frozenset(
+        name
+        for name, _ in inspect.getmembers(instance, inspect.ismethod)
+        if not name.startswith("_")
+    )
 
 
 def _resolvable(name: str) -> bool:
@@ -67,15 +70,22 @@ def execute(
     """Run one step's calls on the namespace's instances; one result text per call."""
     safe, reasons = guard(calls, entry["involved_classes"])
     results, _ = execute_multi_turn_func_call(
-        safe, entry["initial_config"], entry["involved_classes"], namespace, entry["id"],
-        long_context=long_context, is_evaL_run=False,
-    )  # fmt: skip
-    return [refused_result(calls[i], reasons[i]) if i in reasons else r
-            for i, r in enumerate(results)]  # fmt: skip
+        safe,
+        entry["initial_config"],
+        entry["involved_classes"],
+        namespace,
+        entry["id"],
+        long_context=long_context,
+        is_evaL_run=False,
+    )
+    return [
+        refused_result(calls[i], reasons[i]) if i in reasons else r for i, r in enumerate(results)
+    ]
 
 
-def score(namespace: str, entry: dict[str, Any], output: list[list[list[str]]],
-          truth: list[list[str]]) -> dict[str, Any]:  # fmt: skip
+def score(
+    namespace: str, entry: dict[str, Any], output: list[list[list[str]]], truth: list[list[str]]
+) -> dict[str, Any]:
     """bfcl-eval's `multi_turn_checker` verdict on decoded output, as JSON-able fields."""
     refused: list[dict[str, Any]] = []
     safe_output = []
@@ -92,8 +102,11 @@ def score(namespace: str, entry: dict[str, Any], output: list[list[list[str]]],
     try:
         verdict = multi_turn_checker(safe_output, truth, entry, category, namespace)
     except Exception as exc:  # the checker asserts; BFCL would stop the whole run here
-        verdict = {"valid": False, "error_type": "spade:checker_error",
-                   "error_message": f"{type(exc).__name__}: {exc}"}  # fmt: skip
+        verdict = {
+            "valid": False,
+            "error_type": "spade:checker_error",
+            "error_message": f"{type(exc).__name__}: {exc}",
+        }
     finally:
         drop(namespace)
     return {

@@ -19,9 +19,20 @@ import ast
 from collections.abc import Callable
 
 _ALLOWED_NODES = (
-    ast.Expression, ast.Call, ast.keyword, ast.Constant, ast.List, ast.Tuple, ast.Set,
-    ast.Dict, ast.Load, ast.USub, ast.UAdd, ast.Add, ast.Sub,
-)  # fmt: skip
+    ast.Expression,
+    ast.Call,
+    ast.keyword,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.Load,
+    ast.USub,
+    ast.UAdd,
+    ast.Add,
+    ast.Sub,
+)
 
 
 def refusal(

@@ -68,8 +68,11 @@ class BfclEntry:
 
     def checker_entry(self) -> dict[str, Any]:
         """The fields of the test entry that bfcl-eval's executor and checker read."""
-        return {"id": self.id, "initial_config": self.initial_config,
-                "involved_classes": self.involved_classes}  # fmt: skip
+        return {
+            "id": self.id,
+            "initial_config": self.initial_config,
+            "involved_classes": self.involved_classes,
+        }
 
 
 def category_of(sample_id: str) -> str:
@@ -131,8 +134,11 @@ def load_entries(folder: Path, categories: Iterable[str]) -> dict[str, BfclEntry
 
 
 def _prepare(row: dict[str, Any], category: str, truth: list[list[str]], folder: Path) -> BfclEntry:
-    offered = [(name, index) for name in row["involved_classes"]
-               for index in range(len(_func_docs(folder, name)))]  # fmt: skip
+    offered = [
+        (name, index)
+        for name in row["involved_classes"]
+        for index in range(len(_func_docs(folder, name)))
+    ]
     missed: dict[int, list[FunctionDoc]] = {}
     for turn, names in row.get("missed_function", {}).items():
         missed[int(turn)] = []

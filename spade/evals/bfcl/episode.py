@@ -73,8 +73,7 @@ class Episode:
         try:
             calls = self._decode(text)
         except DecodeError as exc:
-            self.decode_errors.append({"turn": self.turn, "step": self.steps, "error": str(exc),
-                                       "reply": text[:_LOGGED_CHARS]})  # fmt: skip
+            self.decode_errors.append(self._where(error=str(exc), reply=text[:_LOGGED_CHARS]))
             calls = []
         if not calls:
             self._end_turn()
@@ -88,15 +87,24 @@ class Episode:
                 self.messages.append({"role": "tool", "name": call, "content": result})
             else:
                 tool_call = self._pending[index]
-                self.messages.append({"role": "tool", "tool_call_id": self._call_id(index),
-                                      "name": tool_call.name, "content": result})  # fmt: skip
+                self.messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": self._call_id(index),
+                        "name": tool_call.name,
+                        "content": result,
+                    }
+                )
             if result.startswith(ERROR_PREFIX):
-                self.call_errors.append({"turn": self.turn, "step": self.steps, "call": call,
-                                         "result": result[:_LOGGED_CHARS]})  # fmt: skip
+                self.call_errors.append(self._where(call=call, result=result[:_LOGGED_CHARS]))
         self.output[-1].append(calls)
         self.steps += 1
         if self.steps > STEP_LIMIT:
             self.force_quit = self.done = True
+
+    def _where(self, **fields: Any) -> dict[str, Any]:
+        """An error log record: the turn and step it happened at, then `fields`."""
+        return {"turn": self.turn, "step": self.steps, **fields}
 
     # -- turns and decoding ----------------------------------------------------------------
     def _begin_turn(self) -> None:
@@ -137,9 +145,14 @@ class Episode:
             return []
         # As bfcl-eval's local function-calling handlers do: the calls replace the text, so
         # the template renders them in its own format.
-        calls = [{"id": self._call_id(i), "type": "function",
-                  "function": {"name": c.name, "arguments": c.arguments}}
-                 for i, c in enumerate(self._pending)]  # fmt: skip
+        calls = [
+            {
+                "id": self._call_id(i),
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
+            for i, c in enumerate(self._pending)
+        ]
         self.messages.append({"role": "assistant", "content": "", "tool_calls": calls})
         return [c.call_string() for c in self._pending]
 

@@ -53,9 +53,14 @@ def worker_config(
 ) -> SandboxConfig:
     """The sandbox config of the BFCL worker: `base`'s backend and settings (default: the
     configured default, i.e. `spade-eval --sandbox`) with the runner's limits."""
-    return replace(base or default_config(), memory_mb=memory_mb, call_timeout_s=timeout_s,
-                   load_timeout_s=_STARTUP_TIMEOUT_S, cpu_seconds=_WORKER_CPU_S,
-                   max_output_bytes=_MAX_REPLY_BYTES)  # fmt: skip
+    return replace(
+        base or default_config(),
+        memory_mb=memory_mb,
+        call_timeout_s=timeout_s,
+        load_timeout_s=_STARTUP_TIMEOUT_S,
+        cpu_seconds=_WORKER_CPU_S,
+        max_output_bytes=_MAX_REPLY_BYTES,
+    )
 
 
 class BackendWorker:
@@ -150,9 +155,14 @@ class BackendSession:
     def execute(self, calls: list[str]) -> list[str]:
         """One result text per call, as BFCL returns them to the model."""
         stale = self._generation != self.worker.generation
-        message = {"op": "execute", "namespace": self.namespace,
-                   "entry": self.entry.checker_entry(), "long_context": self.entry.long_context,
-                   "calls": calls, "history": self.history if stale else []}  # fmt: skip
+        message = {
+            "op": "execute",
+            "namespace": self.namespace,
+            "entry": self.entry.checker_entry(),
+            "long_context": self.entry.long_context,
+            "calls": calls,
+            "history": self.history if stale else [],
+        }
         try:
             reply = self.worker.request(message)
         except BackendFailure as exc:
@@ -173,10 +183,20 @@ def score_in_worker(
     worker: BackendWorker, entry: BfclEntry, output: list[list[list[str]]]
 ) -> dict[str, Any]:
     """bfcl-eval's checker verdict on `output` (see `backends.score`); never raises."""
-    message = {"op": "score", "namespace": worker.new_namespace(), "entry": entry.checker_entry(),
-               "output": output, "truth": entry.ground_truth}  # fmt: skip
+    message = {
+        "op": "score",
+        "namespace": worker.new_namespace(),
+        "entry": entry.checker_entry(),
+        "output": output,
+        "truth": entry.ground_truth,
+    }
     try:
         return worker.request(message)
     except BackendFailure as exc:
-        return {"valid": False, "error_type": "spade:backend_failure", "error_message": str(exc),
-                "turn": None, "refused": []}  # fmt: skip
+        return {
+            "valid": False,
+            "error_type": "spade:backend_failure",
+            "error_message": str(exc),
+            "turn": None,
+            "refused": [],
+        }

@@ -116,8 +116,9 @@ class BfclBenchmark:
             self.options.backend_timeout_s, self.options.backend_memory_mb
         ) as worker:
             drivers = [BfclDriver(e, self.options.mode, name, sampling, worker) for e in chosen]
-            play(drivers, respond, phase=name,
-                 on_done=(lambda _: progress(1)) if progress else None)  # fmt: skip
+            play(
+                drivers, respond, phase=name, on_done=(lambda _: progress(1)) if progress else None
+            )
             results = {}
             for driver in drivers:
                 weight = weights[driver.entry.category]
@@ -135,10 +136,16 @@ class BfclBenchmark:
         verdict = score_output(worker, entry, normalised.decoded)
         extra = {"malformed": normalised.malformed, "undecodable": normalised.undecodable}
         return sample_result(
-            self.declaration.name, entry, weight, verdict,
-            prompt=entry.question, output=saved, answer=normalised.decoded,
-            parsed=normalised.decoded is not None and not normalised.malformed, extra=extra,
-        )  # fmt: skip
+            self.declaration.name,
+            entry,
+            weight,
+            verdict,
+            prompt=entry.question,
+            output=saved,
+            answer=normalised.decoded,
+            parsed=normalised.decoded is not None and not normalised.malformed,
+            extra=extra,
+        )
 
     def _played_result(
         self, episode: Episode, worker: BackendWorker, weight: float
@@ -155,10 +162,16 @@ class BfclBenchmark:
             "call_errors": episode.call_errors,
         }
         return sample_result(
-            self.declaration.name, entry, weight, verdict,
-            prompt=episode.messages, output=episode.output, answer=episode.output,
-            parsed=made_calls or not any(entry.ground_truth), extra=extra,
-        )  # fmt: skip
+            self.declaration.name,
+            entry,
+            weight,
+            verdict,
+            prompt=episode.messages,
+            output=episode.output,
+            answer=episode.output,
+            parsed=made_calls or not any(entry.ground_truth),
+            extra=extra,
+        )
 
 
 class BfclDriver:
@@ -166,9 +179,13 @@ class BfclDriver:
     on the entry's backends (in the worker) and their results join the conversation."""
 
     def __init__(
-        self, entry: BfclEntry, mode: Mode, phase: str, sampling: SamplingParams,
+        self,
+        entry: BfclEntry,
+        mode: Mode,
+        phase: str,
+        sampling: SamplingParams,
         worker: BackendWorker,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.key = entry.id
         self.entry = entry
         self.mode = mode

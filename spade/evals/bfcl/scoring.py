@@ -76,13 +76,22 @@ def normalise(output: Any) -> Normalised:
 
 def score_output(worker: BackendWorker, entry: BfclEntry, decoded: Decoded | None) -> Verdict:
     if decoded is None:
-        return Verdict(False, "multi_turn:inference_error",
-                       "Model did not output a list of model responses.")  # fmt: skip
+        return Verdict(
+            False, "multi_turn:inference_error", "Model did not output a list of model responses."
+        )
     if len(decoded) != len(entry.ground_truth):
-        return Verdict(False, "multi_turn:force_terminated",
-                       f"Model was force-terminated during inference phase. The length of the "
-                       f"model result turns ({len(decoded)}) does not match the length of the "
-                       f"ground truth turns ({len(entry.ground_truth)}).")  # fmt: skip
+        return Verdict(
+            False,
+            "multi_turn:force_terminated",
+            f"Model was force-terminated during inference phase. The length of the "
+            f"model result turns ({len(decoded)}) does not match the length of the "
+            f"ground truth turns ({len(entry.ground_truth)}).",
+        )
     reply = score_in_worker(worker, entry, decoded)
-    return Verdict(reply["valid"], reply.get("error_type"), reply.get("error_message"),
-                   reply.get("turn"), reply.get("refused", []))  # fmt: skip
+    return Verdict(
+        reply["valid"],
+        reply.get("error_type"),
+        reply.get("error_message"),
+        reply.get("turn"),
+        reply.get("refused", []),
+    )

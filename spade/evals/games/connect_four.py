@@ -40,8 +40,12 @@ WINDOWS = _windows()
 
 class ConnectFourGame(TextArenaGame):
     def __init__(self) -> None:
-        super().__init__("textarena.envs.ConnectFour.env:ConnectFourEnv",
-                         is_open=True, num_rows=ROWS, num_cols=COLS)  # fmt: skip
+        super().__init__(
+            "textarena.envs.ConnectFour.env:ConnectFourEnv",
+            is_open=True,
+            num_rows=ROWS,
+            num_cols=COLS,
+        )
 
     def board(self) -> Board:
         return [list(row) for row in self.state.game_state["board"]]
@@ -90,8 +94,9 @@ def _score(board: Board, me: str, them: str) -> int:
     return total
 
 
-def _search(board: Board, depth: int, alpha: int, beta: int, me: str, them: str,
-            maximising: bool) -> int:  # fmt: skip
+def _search(
+    board: Board, depth: int, alpha: int, beta: int, me: str, them: str, maximising: bool
+) -> int:
     moves = [c for c in _ORDER if board[0][c] == "."]
     if depth == 0 or not moves:
         return _score(board, me, them)

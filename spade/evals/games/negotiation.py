@@ -81,8 +81,9 @@ class NegotiationGame:
 
     def _rules(self, player: int) -> str:
         pool = ", ".join(f"{n} {k}" for k, n in zip(KINDS, self.counts, strict=True))
-        worth = ", ".join(f"each of {k} is worth {v}"
-                          for k, v in zip(KINDS, self.values[player], strict=True))  # fmt: skip
+        worth = ", ".join(
+            f"each of {k} is worth {v}" for k, v in zip(KINDS, self.values[player], strict=True)
+        )
         return (
             f"You are Player {player} in a negotiation over how to split a pool of items: "
             f"{pool}.\nTo you, {worth} (the whole pool is worth {TOTAL} to you). Your opponent "
@@ -130,8 +131,10 @@ class NegotiationGame:
             self.deal = (gets, keeps) if player == 0 else (keeps, gets)
             self.finished = True
             self.reason = f"Player {player} accepted the proposal."
-            self._tell_both(f"Player {player} accepted. Deal: Player 0 gets {self._share(0)}; "
-                            f"Player 1 gets {self._share(1)}.")  # fmt: skip
+            self._tell_both(
+                f"Player {player} accepted. Deal: Player 0 gets {self._share(0)}; "
+                f"Player 1 gets {self._share(1)}."
+            )
             return None
         keeps = tuple(int(found.group(i)) for i in (1, 2, 3))
         if any(k > n for k, n in zip(keeps, self.counts, strict=True)):
@@ -202,8 +205,9 @@ def concession(game: Game, rng: random.Random) -> str:
 class Negotiation:
     name = "negotiation"
     first_player = 0
-    move_format = ("Answer with one move: [Propose: books=B, hats=H, balls=L] (what you keep) "
-                   "or [Accept].")  # fmt: skip
+    move_format = (
+        "Answer with one move: [Propose: books=B, hats=H, balls=L] (what you keep) or [Accept]."
+    )
 
     def new_game(self) -> Game:
         return NegotiationGame()

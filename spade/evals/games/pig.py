@@ -21,8 +21,9 @@ _MOVE = re.compile(r"\[\s*(roll|hold)\s*\]", re.IGNORECASE)
 
 class PigGame(TextArenaGame):
     def __init__(self) -> None:
-        super().__init__("textarena.envs.PigDice.env:PigDiceEnv",
-                         winning_score=TARGET, max_turns=MAX_ACTIONS)  # fmt: skip
+        super().__init__(
+            "textarena.envs.PigDice.env:PigDiceEnv", winning_score=TARGET, max_turns=MAX_ACTIONS
+        )
 
     def legal_moves(self) -> list[str]:
         return ["[roll]", "[hold]"]

@@ -81,8 +81,11 @@ class TextArenaGame(abc.ABC):
         for sender, message, _kind in messages:
             if sender == player:
                 continue  # the seat's own move: already in the chat as its answer
-            name = "GAME" if sender == GAME_ID else self.env.state.role_mapping.get(
-                sender, f"Player {sender}")  # fmt: skip
+            name = (
+                "GAME"
+                if sender == GAME_ID
+                else self.env.state.role_mapping.get(sender, f"Player {sender}")
+            )
             lines.append(f"[{name}] {message}")
         return "\n".join(lines)
 
