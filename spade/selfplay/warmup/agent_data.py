@@ -229,12 +229,14 @@ def build_agent_data(
                     level = playable[index % len(playable)] if playable else None
                     lenient = teacher.kind == "scripted" and level is not None and level < top
                     try:
-                        episode: AgentEpisode | None = play_episode(env, remote, teacher, seed,
-                                                                    level)  # fmt: skip
+                        episode: AgentEpisode | None = play_episode(
+                            env, remote, teacher, seed, level
+                        )
                     except TeacherError as exc:
                         if not lenient:
-                            raise AgentDataError(f"{env.id} seed {seed} ({teacher.name}): "
-                                                 f"{exc}") from exc  # fmt: skip
+                            raise AgentDataError(
+                                f"{env.id} seed {seed} ({teacher.name}): {exc}"
+                            ) from exc
                         episode = None
                     except Exception as exc:
                         raise AgentDataError(
@@ -267,17 +269,31 @@ def build_procedural_data(
             observation, _ = env.reset(seed, level)
             (reply,) = env.solution()
             step = env.step(reply)
-            episodes.append(AgentEpisode(
-                env_id=env.key, seed=seed, teacher="solution", kind="reasoning", skill=task,
-                messages=[{"role": "system", "content": system_prompt(None, None)},
-                          {"role": "user", "content": observation},
-                          {"role": "assistant", "content": reply}],
-                rewards=[step.reward], final_reward=step.reward, terminated=step.terminated,
-                truncated=False, capped=False, solved=step.reward >= 1.0, difficulty=level,
-            ))  # fmt: skip
+            episodes.append(
+                AgentEpisode(
+                    env_id=env.key,
+                    seed=seed,
+                    teacher="solution",
+                    kind="reasoning",
+                    skill=task,
+                    messages=[
+                        {"role": "system", "content": system_prompt(None, None)},
+                        {"role": "user", "content": observation},
+                        {"role": "assistant", "content": reply},
+                    ],
+                    rewards=[step.reward],
+                    final_reward=step.reward,
+                    terminated=step.terminated,
+                    truncated=False,
+                    capped=False,
+                    solved=step.reward >= 1.0,
+                    difficulty=level,
+                )
+            )
             if step.reward < 1.0:
-                raise AgentDataError(f"{env.key} seed {seed}: its reference answer scored "
-                                     f"{step.reward}")  # fmt: skip
+                raise AgentDataError(
+                    f"{env.key} seed {seed}: its reference answer scored {step.reward}"
+                )
     return episodes
 
 

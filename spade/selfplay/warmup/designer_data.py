@@ -88,13 +88,20 @@ class DesignerDataConfig:
     """Documents tried per example to find one that offers what the mechanic needs."""
 
     def __post_init__(self) -> None:
-        for name in ("reference_share", "unmeasured_share", "cold_start_share", "negative_share",
-                     "repair_share"):  # fmt: skip
+        for name in (
+            "reference_share",
+            "unmeasured_share",
+            "cold_start_share",
+            "negative_share",
+            "repair_share",
+        ):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], not {getattr(self, name)}")
         if self.scaffold == "text" and self.cold_start_share > 0:
-            raise ValueError("cold_start_share must be 0 with scaffold 'text': a scaffolded "
-                             "designer is shown no cold-start (seed-suite) references")  # fmt: skip
+            raise ValueError(
+                "cold_start_share must be 0 with scaffold 'text': a scaffolded "
+                "designer is shown no cold-start (seed-suite) references"
+            )
 
 
 @dataclass(frozen=True)
@@ -200,12 +207,15 @@ def build_designer_data(
             envs.append(env)
             bar.update()
     bar.close()
-    examples = [_example(env, envs, index, rng, config, cold_start)
-                for index, env in enumerate(envs)]  # fmt: skip
+    examples = [
+        _example(env, envs, index, rng, config, cold_start) for index, env in enumerate(envs)
+    ]
     if config.repair_share == 0:
         return examples  # no draw: examples built without repairs stay as they were
-    return [_with_repair(e, rng, sandbox, config) if rng.random() < config.repair_share else e
-            for e in examples]  # fmt: skip
+    return [
+        _with_repair(e, rng, sandbox, config) if rng.random() < config.repair_share else e
+        for e in examples
+    ]
 
 
 def write_jsonl(path: str | Path, examples: Sequence[DesignerExample]) -> Path:
@@ -247,8 +257,9 @@ def _make_env(
     if found is None:
         return None
     document_id, document, content = found
-    target = Target(rng.choice(mechanic.kinds), rng.choice(mechanic.skills),
-                    rng.choice(config.difficulties))  # fmt: skip
+    target = Target(
+        rng.choice(mechanic.kinds), rng.choice(mechanic.skills), rng.choice(config.difficulties)
+    )
     budget = config.max_tool_reply_tokens if target.kind == "tool_use" else config.max_reply_tokens
     same = [(str(i), env.source) for i, env in enumerate(kept) if env.mechanic is mechanic]
     source = None
@@ -268,8 +279,9 @@ def _make_env(
         return None
     stats.validated += 1
     env_source = assemble(source, config.scaffold)  # what the loop would validate and play
-    report = validate_source(env_source, "env.py", seeds=config.check_seeds, config=sandbox,
-                             deadline_s=30.0)  # fmt: skip
+    report = validate_source(
+        env_source, "env.py", seeds=config.check_seeds, config=sandbox, deadline_s=30.0
+    )
     if not report.valid:
         stats.invalid += 1
         stats.failures.append(f"{mechanic.name}: {report.failed()[0].name}")
@@ -327,8 +339,16 @@ def _example(
         env, envs, index, rng, config
     )
     target = env.target
-    request = DesignRequest(env.document_id, env.document, target.skill, target.difficulty,
-                            target.kind, references, negative, config.scaffold)  # fmt: skip
+    request = DesignRequest(
+        env.document_id,
+        env.document,
+        target.skill,
+        target.difficulty,
+        target.kind,
+        references,
+        negative,
+        config.scaffold,
+    )
     return DesignerExample(
         messages=designer_messages(request),
         reply=reply_for(env.source),
@@ -365,8 +385,11 @@ def _cold_start_memory(
     the reply would repeat is never shown."""
     if config.cold_start_share == 0:
         return None  # no draw: examples built without cold-start envs stay as they were
-    pool = [c for c in cold_start if c.kind == env.target.kind
-            and find_near_duplicate(env.source, [(c.id, c.source)]) is None]  # fmt: skip
+    pool = [
+        c
+        for c in cold_start
+        if c.kind == env.target.kind and find_near_duplicate(env.source, [(c.id, c.source)]) is None
+    ]
     if not pool or rng.random() >= config.cold_start_share:
         return None
     chosen = rng.sample(pool, min(len(pool), rng.choice(config.reference_counts)))
@@ -379,12 +402,14 @@ def _memory(
 ) -> tuple[tuple[Reference, ...], str | None]:
     """References and a negative line drawn from the other envs of the same kind (the loop
     filters memory by kind); a reference that the reply would repeat is never shown."""
-    others = [other for i, other in enumerate(envs) if i != index
-              and other.target.kind == env.target.kind]  # fmt: skip
+    others = [
+        other for i, other in enumerate(envs) if i != index and other.target.kind == env.target.kind
+    ]
     references: list[Reference] = []
     if others and rng.random() < config.reference_share:
-        distinct = [o for o in others
-                    if find_near_duplicate(env.source, [("ref", o.source)]) is None]  # fmt: skip
+        distinct = [
+            o for o in others if find_near_duplicate(env.source, [("ref", o.source)]) is None
+        ]
         for other in rng.sample(distinct, min(len(distinct), rng.choice(config.reference_counts))):
             text = excerpt(other.source, config.excerpt_chars)
             if rng.random() < config.unmeasured_share:

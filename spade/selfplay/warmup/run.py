@@ -51,27 +51,37 @@ class WarmupConfig(BaseModel):
     )
     agent_levels: list[int] | None = Field(
         None,
-        description="difficulty levels the teacher episodes of an env with levels take in turn "
-        "(e.g. [0, 1, 2] for spade-seed@1.2.0); None: every episode at the env's default level",
-    )  # fmt: skip
+        description=(
+            "difficulty levels the teacher episodes of an env with levels take in turn "
+            "(e.g. [0, 1, 2] for spade-seed@1.2.0); None: every episode at the env's default level"
+        ),
+    )
     pool_tasks: dict[str, int] = Field(
         default_factory=dict,
-        description="procedural tasks (spade.procedural) to add reference-answer episodes of, "
-        "with the number of their levels to use, e.g. spade.procedural.POOL_TASKS",
-    )  # fmt: skip
+        description=(
+            "procedural tasks (spade.procedural) to add reference-answer episodes of, "
+            "with the number of their levels to use, e.g. spade.procedural.POOL_TASKS"
+        ),
+    )
     pool_episodes_per_task: int = Field(0, ge=0, description="episodes per procedural task")
     pool_attempts: int = Field(3, ge=1, description="attempts a procedural episode states")
     designer_examples: int = Field(160, ge=0, description="designer (and hint) examples")
     hint_examples: int | None = Field(
-        None, ge=0, description="hint examples, from the first N designs (None: one per design); "
-        "a hint prompt is the whole env source for a ~30-token reply, so hints are cheap to learn "
-        "and dear to train on",
-    )  # fmt: skip
+        None,
+        ge=0,
+        description=(
+            "hint examples, from the first N designs (None: one per design); a hint prompt is "
+            "the whole env source for a ~30-token reply, so hints are cheap to learn and dear to "
+            "train on"
+        ),
+    )
     designer_data: dict[str, Any] = Field(
         default_factory=dict,
-        description="spade.selfplay.warmup.designer_data.DesignerDataConfig fields (e.g. "
-        "reference_counts, excerpt_chars: match the run's memory.references/excerpt_chars)",
-    )  # fmt: skip
+        description=(
+            "spade.selfplay.warmup.designer_data.DesignerDataConfig fields (e.g. "
+            "reference_counts, excerpt_chars: match the run's memory.references/excerpt_chars)"
+        ),
+    )
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     sft: dict[str, Any] = Field(
         default_factory=dict, description="spade.rl.sft.SftConfig fields (epochs, lr, ...)"
@@ -145,8 +155,14 @@ def run_warmup(config: WarmupConfig, run_dir: Path, resume: bool = False) -> War
     lines = "".join(json.dumps({"step": s, "loss": loss}) + "\n" for s, loss in result.losses)
     write_atomic(run_dir / "losses.jsonl", lines)
     losses = [loss for _, loss in result.losses]
-    return WarmupReport(result.model_dir, counts, result.steps, losses[0] if losses else None,
-                        losses[-1] if losses else None, seconds)  # fmt: skip
+    return WarmupReport(
+        result.model_dir,
+        counts,
+        result.steps,
+        losses[0] if losses else None,
+        losses[-1] if losses else None,
+        seconds,
+    )
 
 
 def _data(
@@ -176,13 +192,20 @@ def _agent_records(config: WarmupConfig, data_dir: Path) -> list[dict[str, Any]]
     if config.agent_episodes_per_env:
         rng = random.Random(f"warmup/agent/{config.seed}")
         train_envs = load_suite(config.suite).envs_in("train")
-        episodes = build_agent_data(train_envs, config.agent_episodes_per_env, rng,
-                                    config.sandbox, config.agent_levels, skipped)  # fmt: skip
+        episodes = build_agent_data(
+            train_envs,
+            config.agent_episodes_per_env,
+            rng,
+            config.sandbox,
+            config.agent_levels,
+            skipped,
+        )
     if config.pool_tasks and config.pool_episodes_per_task:
         rng = random.Random(f"warmup/pool/{config.seed}")
         levels = config.agent_levels or [0]
-        episodes += build_procedural_data(config.pool_tasks, config.pool_episodes_per_task,
-                                          levels, config.pool_attempts, rng)  # fmt: skip
+        episodes += build_procedural_data(
+            config.pool_tasks, config.pool_episodes_per_task, levels, config.pool_attempts, rng
+        )
     if not episodes:
         return []
     left_out = "".join(f"\n- {name}" for name in skipped)
@@ -202,13 +225,21 @@ def _designer_records(config: WarmupConfig) -> list[dict[str, Any]]:
         return []
     data_config = config.designer_data_config()
     rng = random.Random(f"warmup/designer/{config.seed}")
-    corpus = open_corpus(config.corpus.source, CorpusOptions(
-        min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
+    corpus = open_corpus(
+        config.corpus.source,
+        CorpusOptions(min_words=config.corpus.min_words, max_words=config.corpus.max_words),
+    )
     # The loop's cold-start references: the suite's train split (never a held-out env).
     cold_start = cold_start_envs(config.suite) if data_config.cold_start_share > 0 else []
-    designs = build_designer_data(corpus, config.designer_examples, rng, config.sandbox,
-                                  config=data_config, progress=True,
-                                  cold_start=cold_start)  # fmt: skip
+    designs = build_designer_data(
+        corpus,
+        config.designer_examples,
+        rng,
+        config.sandbox,
+        config=data_config,
+        progress=True,
+        cold_start=cold_start,
+    )
     return [e.to_json() for e in designs]
 
 
@@ -222,20 +253,21 @@ def _examples(
     designer: list[dict[str, Any]],
     hints: int | None = None,
 ) -> list[SftExample]:
-    examples = [tokens.conversation(r["messages"], f"agent:{r['env_id']}:{r['teacher']}")
-                for r in agent]  # fmt: skip
+    examples = [
+        tokens.conversation(r["messages"], f"agent:{r['env_id']}:{r['teacher']}") for r in agent
+    ]
     for index, record in enumerate(designer):
+        mechanic = record["mechanic"]
         reply = {"role": "assistant", "content": record["reply"]}
-        examples.append(tokens.conversation([*record["messages"], reply],
-                                            f"designer:{record['mechanic']}"))  # fmt: skip
+        examples.append(tokens.conversation([*record["messages"], reply], f"designer:{mechanic}"))
         if record.get("repair_messages"):
-            examples.append(tokens.conversation([*record["repair_messages"], reply],
-                                                f"repair:{record['mechanic']}",
-                                                last_only=True))  # fmt: skip
+            repair = [*record["repair_messages"], reply]
+            examples.append(tokens.conversation(repair, f"repair:{mechanic}", last_only=True))
         if record.get("hint_reply") and (hints is None or index < hints):
             hint = {"role": "assistant", "content": record["hint_reply"]}
-            examples.append(tokens.conversation([*record["hint_messages"], hint],
-                                                f"hint:{record['mechanic']}"))  # fmt: skip
+            examples.append(
+                tokens.conversation([*record["hint_messages"], hint], f"hint:{mechanic}")
+            )
     return examples
 
 

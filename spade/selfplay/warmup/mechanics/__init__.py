@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 from spade.selfplay.warmup.content import Content
 from spade.selfplay.warmup.mechanics import (
@@ -28,6 +29,10 @@ from spade.selfplay.warmup.mechanics import (
     word_deduce,
 )
 from spade.selfplay.warmup.mechanics._parts import Target
+
+
+def _fits_any(content: Content) -> bool:
+    return True
 
 
 def _has_items(count: int) -> Callable[[Content], bool]:
@@ -50,32 +55,33 @@ class Mechanic:
     `TextScaffold` subclass; None for a mechanic that does not fit the scaffold (tool use)."""
 
 
+def _mechanic(
+    module: ModuleType,
+    kinds: tuple[str, ...],
+    skills: tuple[str, ...],
+    fits: Callable[[Content], bool],
+) -> Mechanic:
+    """The mechanic a module defines: its `build`, `HINTS` and `build_kit` if it has one."""
+    name = module.__name__.rpartition(".")[2]
+    kit = getattr(module, "build_kit", None)
+    return Mechanic(name, kinds, skills, module.build, module.HINTS, fits, kit)
+
+
 TEXT = ("game", "reasoning")
+TOOL = ("tool_use",)
 MECHANICS: tuple[Mechanic, ...] = (
-    Mechanic("number_search", TEXT, ("search", "deduction"), number_search.build,
-             number_search.HINTS, lambda content: True, number_search.build_kit),
-    Mechanic("lock_code", TEXT, ("deduction", "search"), lock_code.build, lock_code.HINTS,
-             _has_items(6), lock_code.build_kit),
-    Mechanic("word_deduce", TEXT, ("deduction", "information gathering"), word_deduce.build,
-             word_deduce.HINTS, word_deduce.fits, word_deduce.build_kit),
-    Mechanic("cloze", ("reasoning",), ("deduction", "information gathering"), cloze.build,
-             cloze.HINTS, cloze.fits, cloze.build_kit),
-    Mechanic("pair_match", ("game",), ("information gathering", "search"), pair_match.build,
-             pair_match.HINTS, _has_items(7), pair_match.build_kit),
-    Mechanic("ordering", TEXT, ("planning", "algorithm execution"), ordering.build,
-             ordering.HINTS, ordering.fits, ordering.build_kit),
-    Mechanic("accumulate", TEXT, ("arithmetic", "planning"), accumulate.build,
-             accumulate.HINTS, accumulate.fits, accumulate.build_kit),
-    Mechanic("arith_chain", ("reasoning",), ("arithmetic", "algorithm execution"),
-             arith_chain.build, arith_chain.HINTS, lambda content: True, arith_chain.build_kit),
-    Mechanic("grid_walk", ("game",), ("search", "planning", "information gathering"),
-             grid_walk.build, grid_walk.HINTS, _has_items(1), grid_walk.build_kit),
-    Mechanic("tool_records", ("tool_use",), ("information gathering", "search", "arithmetic"),
-             tool_records.build, tool_records.HINTS, _has_items(6)),
-    Mechanic("tool_probe", ("tool_use",), ("search", "deduction"), tool_probe.build,
-             tool_probe.HINTS, lambda content: True),
-    Mechanic("tool_switches", ("tool_use",), ("planning", "algorithm execution"),
-             tool_switches.build, tool_switches.HINTS, _has_items(5)),
-)  # fmt: skip
+    _mechanic(number_search, TEXT, ("search", "deduction"), _fits_any),
+    _mechanic(lock_code, TEXT, ("deduction", "search"), _has_items(6)),
+    _mechanic(word_deduce, TEXT, ("deduction", "information gathering"), word_deduce.fits),
+    _mechanic(cloze, ("reasoning",), ("deduction", "information gathering"), cloze.fits),
+    _mechanic(pair_match, ("game",), ("information gathering", "search"), _has_items(7)),
+    _mechanic(ordering, TEXT, ("planning", "algorithm execution"), ordering.fits),
+    _mechanic(accumulate, TEXT, ("arithmetic", "planning"), accumulate.fits),
+    _mechanic(arith_chain, ("reasoning",), ("arithmetic", "algorithm execution"), _fits_any),
+    _mechanic(grid_walk, ("game",), ("search", "planning", "information gathering"), _has_items(1)),
+    _mechanic(tool_records, TOOL, ("information gathering", "search", "arithmetic"), _has_items(6)),
+    _mechanic(tool_probe, TOOL, ("search", "deduction"), _fits_any),
+    _mechanic(tool_switches, TOOL, ("planning", "algorithm execution"), _has_items(5)),
+)
 
 __all__ = ["MECHANICS", "Mechanic", "Target"]

@@ -62,15 +62,19 @@ def schemas(rng: random.Random, tools: list[Tool]) -> Schemas:
         if tool.params not in constants:
             props = {arg: {"type": kind} for arg, kind in tool.params}
             required = [arg for arg, _ in tool.params]
-            constants[tool.params] = json.dumps({"type": "object", "properties": props,
-                                                 "required": required})  # fmt: skip
+            constants[tool.params] = json.dumps(
+                {"type": "object", "properties": props, "required": required}
+            )
     names = dict(zip(constants, _CONSTANT_NAMES, strict=False))
     module = "".join(f"{names[key]} = {text}\n" for key, text in constants.items())
     if layout == "loop":
         pairs = ", ".join(f"({json.dumps(t.name)}, {json.dumps(t.description)})" for t in tools)
-        return Schemas(module, '    tools = [{"type": "function", "function": {"name": n, '
-                       '"description": d, "parameters": ARGS}}\n'
-                       f"             for n, d in [{pairs}]]")  # fmt: skip
+        code = (
+            '    tools = [{"type": "function", "function": {"name": n, '
+            '"description": d, "parameters": ARGS}}\n'
+            f"             for n, d in [{pairs}]]"
+        )
+        return Schemas(module, code)
     lines = []
     for tool in tools:
         name, doc, params = json.dumps(tool.name), json.dumps(tool.description), names[tool.params]

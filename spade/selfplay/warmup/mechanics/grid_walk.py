@@ -8,14 +8,8 @@ from __future__ import annotations
 import random
 
 from spade.selfplay.warmup.content import Content
-from spade.selfplay.warmup.mechanics._parts import (
-    Target,
-    class_name,
-    docstring,
-    fill,
-    read_slots,
-    say,
-)
+
+from ._parts import Target, class_name, docstring, fill, read_slots, say
 
 _SOURCE = r"""$doc$imports
 
@@ -46,8 +40,11 @@ $feedback
         pass
 """
 
-_MOVE_SETS = (("up", "down", "left", "right"), ("north", "south", "west", "east"),
-              ("n", "s", "w", "e"))  # fmt: skip
+_MOVE_SETS = (
+    ("up", "down", "left", "right"),
+    ("north", "south", "west", "east"),
+    ("n", "s", "w", "e"),
+)
 # Distance feedback with the best closeness as reward, or warmer/colder with the current one.
 _FEEDBACKS = (
     (
@@ -149,8 +146,9 @@ def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -
     # A plain feedback comes with its reward (`score`); the kit's reward is drawn below.
     state, feedback, *score = rng.choice(_KIT_FEEDBACKS if kit else _FEEDBACKS)
     manhattan = rng.random() < 0.6  # else the king-move distance: max of the two offsets
-    goal, g0, g1 = rng.choice([("self.goal", "self.goal[0]", "self.goal[1]"),
-                               ("self.gr, self.gc", "self.gr", "self.gc")])  # fmt: skip
+    goal, g0, g1 = rng.choice(
+        [("self.goal", "self.goal[0]", "self.goal[1]"), ("self.gr, self.gc", "self.gr", "self.gc")]
+    )
     slots |= dict(
         doc=docstring(
             rng, "Find a hidden cell from distance feedback.", f"Search for the {thing}."
@@ -165,7 +163,7 @@ def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -
             f"abs(self.r - {g0}) + abs(self.c - {g1})"
             if manhattan
             else f"max(abs(self.r - {g0}), abs(self.c - {g1}))"
-        ),  # fmt: skip
+        ),
         goal=goal,
         g0=g0,
         g1=g1,

@@ -8,15 +8,8 @@ from __future__ import annotations
 import random
 
 from spade.selfplay.warmup.content import Content
-from spade.selfplay.warmup.mechanics._parts import (
-    Target,
-    class_name,
-    docstring,
-    fill,
-    literal,
-    read_slots,
-    say,
-)
+
+from ._parts import Target, class_name, docstring, fill, literal, read_slots, say
 
 _SOURCE = r"""$doc$imports
 

@@ -8,15 +8,8 @@ from __future__ import annotations
 import random
 
 from spade.selfplay.warmup.content import Content
-from spade.selfplay.warmup.mechanics._parts import (
-    Target,
-    class_name,
-    docstring,
-    fill,
-    literal,
-    read_slots,
-    say,
-)
+
+from ._parts import Target, class_name, docstring, fill, literal, read_slots, say
 
 _SOURCE = r"""$doc$imports
 $consts
@@ -170,8 +163,8 @@ def build_kit(rng: random.Random, content: Content, target: Target) -> str:
 def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -> dict[str, object]:
     """The slots of `_SOURCE` (with a reader) or, with `kit`, of `_KIT_SOURCE`. The draws
     from `rng` keep their order, so a seed still gives the same env."""
-    span = int(target.pick(rng.choice([31, 50, 63]), rng.choice([127, 200, 255]),
-                           rng.choice([500, 1000, 1023])))  # fmt: skip
+    spans = rng.choice([31, 50, 63]), rng.choice([127, 200, 255]), rng.choice([500, 1000, 1023])
+    span = int(target.pick(*spans))
     turns = span.bit_length() + int(target.pick(4, 2, 1))
     anchors = list(content.numbers[:3])
     inline = rng.random() < 0.6  # the numbers in reset()/setup() or as a module constant
@@ -187,12 +180,19 @@ def _slots(rng: random.Random, content: Content, target: Target, *, kit: bool) -
     what = say(rng, "number", "value", "year", "count")
     low_note, high_note = rng.choice(_NOTES)
     slots |= {
-        "theme": content.label(), "what": what, "span": span, "turns": turns, "low": low,
-        "cap": rng.choice([0.9, 0.8, 0.95]), "low_note": low_note, "high_note": high_note,
+        "theme": content.label(),
+        "what": what,
+        "span": span,
+        "turns": turns,
+        "low": low,
+        "cap": rng.choice([0.9, 0.8, 0.95]),
+        "low_note": low_note,
+        "high_note": high_note,
         "win": say(rng, '"Correct!"', '"You found it!"', '"Exactly right."'),
-        "invalid": say(rng, r'"Send one integer as \\boxed{N}."', r'"Use \\boxed{N}."',
-                       '"Invalid guess."'),
-    }  # fmt: skip
+        "invalid": say(
+            rng, r'"Send one integer as \\boxed{N}."', r'"Use \\boxed{N}."', '"Invalid guess."'
+        ),
+    }
     solve = rng.choice(_SOLVES)
     if not bounds:  # the range tuple unpacks into both names
         solve = solve.replace(

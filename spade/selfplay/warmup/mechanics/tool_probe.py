@@ -8,15 +8,9 @@ from __future__ import annotations
 import random
 
 from spade.selfplay.warmup.content import Content
-from spade.selfplay.warmup.mechanics._parts import (
-    Target,
-    class_name,
-    docstring,
-    fill,
-    literal,
-    say,
-)
-from spade.selfplay.warmup.mechanics._tools import Tool, call, call_parse, schemas
+
+from ._parts import Target, class_name, docstring, fill, literal, say
+from ._tools import Tool, call, call_parse, schemas
 
 _SOURCE = r"""${doc}import json
 import random
@@ -80,11 +74,13 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
     compare = rng.choice(["compare", "probe", "check"])
     answer = rng.choice(["answer", "submit", "guess"])
     what = say(rng, "number", "value", "year", "count")
-    tools = schemas(rng, [
-        Tool(compare, say(rng, "Is the secret above a value?", "Compare a value with the secret."),
-             (("value", "integer"),)),
-        Tool(answer, say(rng, "Give the secret.", "Final answer."), (("value", "integer"),)),
-    ])  # fmt: skip
+    number = (("value", "integer"),)
+    ask = say(rng, "Is the secret above a value?", "Compare a value with the secret.")
+    offered = [
+        Tool(compare, ask, number),
+        Tool(answer, say(rng, "Give the secret.", "Final answer."), number),
+    ]
+    tools = schemas(rng, offered)
     update, score = rng.choice(_COMPARES)
     return fill(
         _SOURCE,

@@ -8,15 +8,9 @@ from __future__ import annotations
 import random
 
 from spade.selfplay.warmup.content import Content
-from spade.selfplay.warmup.mechanics._parts import (
-    Target,
-    class_name,
-    docstring,
-    fill,
-    literal,
-    say,
-)
-from spade.selfplay.warmup.mechanics._tools import Tool, call, call_parse, schemas
+
+from ._parts import Target, class_name, docstring, fill, literal, say
+from ._tools import Tool, call, call_parse, schemas
 
 _SOURCE = r"""${doc}import json
 import random
@@ -66,10 +60,12 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
     constant = rng.random() < 0.4
     read = rng.choice(["read", "lookup", "inspect", "get_value"])
     answer = rng.choice(["answer", "submit", "choose"])
-    tools = schemas(rng, [
-        Tool(read, say(rng, "Show an item's value.", "Look up one item."), (("item", "string"),)),
-        Tool(answer, f"Name the {extreme} item.", (("item", "string"),)),
-    ])  # fmt: skip
+    item = (("item", "string"),)
+    offered = [
+        Tool(read, say(rng, "Show an item's value.", "Look up one item."), item),
+        Tool(answer, f"Name the {extreme} item.", item),
+    ]
+    tools = schemas(rng, offered)
     return fill(
         _SOURCE,
         doc=docstring(rng, "Tool lookup."),

@@ -8,15 +8,9 @@ from __future__ import annotations
 import random
 
 from spade.selfplay.warmup.content import Content
-from spade.selfplay.warmup.mechanics._parts import (
-    Target,
-    class_name,
-    docstring,
-    fill,
-    literal,
-    say,
-)
-from spade.selfplay.warmup.mechanics._tools import Tool, call, call_parse, schemas
+
+from ._parts import Target, class_name, docstring, fill, literal, say
+from ._tools import Tool, call, call_parse, schemas
 
 _SOURCE = r"""${doc}import json
 import random
@@ -65,10 +59,11 @@ def build(rng: random.Random, content: Content, target: Target) -> str:
     flip = rng.choice(["toggle", "flip", "switch"])
     thing = rng.choice(["lamp", "valve", "switch", "gate"])
     item = (("item", "string"),)
-    tools = schemas(rng, [
+    offered = [
         Tool(look, say(rng, f"Is this {thing} on?", f"Show a {thing}'s state."), item),
         Tool(flip, say(rng, f"Toggle a {thing}.", f"Flip a {thing} on or off."), item),
-    ])  # fmt: skip
+    ]
+    tools = schemas(rng, offered)
     return fill(
         _SOURCE,
         doc=docstring(rng, f"Tool {thing} puzzle."),
