@@ -58,8 +58,9 @@ class EnvPlays:
     def regret(self) -> float | None:
         if not self.hinted:
             return None
-        return regret([e.training_return for e in self.hinted],
-                      [e.training_return for e in self.unhinted])  # fmt: skip
+        return regret(
+            [e.training_return for e in self.hinted], [e.training_return for e in self.unhinted]
+        )
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,10 @@ def play_envs(
             specs.append(EpisodeSpec(f"{index}/plain/{n}", make, seed, None, cap, level))
             if with_hints and env.hint:
                 specs.append(EpisodeSpec(f"{index}/hint/{n}", make, seed, env.hint, cap, level))
-    drivers = [EnvDriver(spec, "agent", rollout.sampling, rollout.chat_tokens,
-                         rollout.max_context) for spec in specs]  # fmt: skip
+    drivers = [
+        EnvDriver(spec, "agent", rollout.sampling, rollout.chat_tokens, rollout.max_context)
+        for spec in specs
+    ]
     play(drivers, respond, phase="agent", window=WINDOW)
     for episode in (d.episode for d in drivers):
         position, condition, _ = episode.key.split("/")
@@ -145,6 +148,14 @@ def episode_samples(episode: Episode, advantage: float, masked: bool) -> list[Tr
     sampled = (
         tuple(logprobs[start:]) if all(t.logprobs is not None for t in episode.turns) else None
     )
-    return [TrainingSample(tuple(ids[:start]), tuple(ids[start:]), advantage, "agent",
-                           masked=masked, completion_mask=tuple(mask[start:]),
-                           sampled_logprobs=sampled)]  # fmt: skip
+    return [
+        TrainingSample(
+            tuple(ids[:start]),
+            tuple(ids[start:]),
+            advantage,
+            "agent",
+            masked=masked,
+            completion_mask=tuple(mask[start:]),
+            sampled_logprobs=sampled,
+        )
+    ]

@@ -75,8 +75,9 @@ def design_requests(
     cold_start: Sequence[ColdStartEnv],
 ) -> list[DesignRequest]:
     requests = []
-    sampling = MemorySampling(references=config.memory.references,
-                              excerpt_chars=config.memory.excerpt_chars)  # fmt: skip
+    sampling = MemorySampling(
+        references=config.memory.references, excerpt_chars=config.memory.excerpt_chars
+    )
     count, kinds = config.designer.designs_per_iteration, config.designer.kinds
     planned = balanced_kinds(kinds, count, rng) if config.designer.balanced_kinds else None
     for index in range(count):
@@ -93,14 +94,22 @@ def design_requests(
             # of them (its references are scaffolded designs, once its memory holds some).
             shown = () if config.designer.scaffold == "text" else cold_start
             context = sample_context(memory, rng, shown, kind=kind, sampling=sampling)
-            references = tuple(Reference(r.excerpt, r.win_rate, r.regret)
-                               for r in context.references)  # fmt: skip
+            references = tuple(
+                Reference(r.excerpt, r.win_rate, r.regret) for r in context.references
+            )
             negative = context.negative.line() if context.negative else None
-        requests.append(DesignRequest(
-            document_id, document, rng.choice(config.designer.skills),
-            rng.choice(config.designer.difficulties), kind, references, negative,
-            config.designer.scaffold,
-        ))  # fmt: skip
+        requests.append(
+            DesignRequest(
+                document_id,
+                document,
+                rng.choice(config.designer.skills),
+                rng.choice(config.designer.difficulties),
+                kind,
+                references,
+                negative,
+                config.designer.scaffold,
+            )
+        )
     return requests
 
 
@@ -117,9 +126,12 @@ def balanced_kinds(kinds: Sequence[str], count: int, rng: random.Random) -> list
 
 def designer_sampling(config: TrainConfig, seed: int) -> SamplingParams:
     """The designer's sampling: logprobs kept, for the rollout-vs-learner mismatch."""
-    return SamplingParams(max_new_tokens=config.designer.max_gen_toks,
-                          temperature=config.designer.temperature, seed=seed,
-                          logprobs=True)  # fmt: skip
+    return SamplingParams(
+        max_new_tokens=config.designer.max_gen_toks,
+        temperature=config.designer.temperature,
+        seed=seed,
+        logprobs=True,
+    )
 
 
 def generate_candidates(
@@ -138,16 +150,18 @@ def generate_candidates(
     `known` (name, source) envs (e.g. the warm-start data) is rejected: it is not a design."""
     sampling = designer_sampling(config, seed)
     prompts = [designer_messages(r) for r in requests]
-    gen_requests = [GenRequest("designer", f"design/{i}", tuple(p), sampling,
-                               n=config.designer.group_size)
-                    for i, p in enumerate(prompts)]  # fmt: skip
+    gen_requests = [
+        GenRequest("designer", f"design/{i}", tuple(p), sampling, n=config.designer.group_size)
+        for i, p in enumerate(prompts)
+    ]
     started = time.perf_counter()
     replies = respond(gen_requests)
     times.generation += time.perf_counter() - started
-    candidates = [Candidate(f"design/{i}", request, prompt, reply)
-                  for i, (request, prompt, group) in enumerate(zip(requests, prompts, replies,
-                                                                  strict=True))
-                  for reply in group]  # fmt: skip
+    candidates = [
+        Candidate(f"design/{i}", request, prompt, reply)
+        for i, (request, prompt, group) in enumerate(zip(requests, prompts, replies, strict=True))
+        for reply in group
+    ]
     accepted = [*known, *memory.sources()]
     for candidate in candidates:
         _check(candidate, config, sandbox, accepted, times)
@@ -170,9 +184,12 @@ def _repair(
 ) -> None:
     sampling = designer_sampling(config, seed)
     prompts = [repair_messages(c.request, c.reply, c.failure or "") for c in failed]
+    repairs = [
+        GenRequest("designer", f"{c.group}/repair", tuple(p), sampling)
+        for c, p in zip(failed, prompts, strict=True)
+    ]
     started = time.perf_counter()
-    replies = respond([GenRequest("designer", f"{c.group}/repair", tuple(p), sampling)
-                       for c, p in zip(failed, prompts, strict=True)])  # fmt: skip
+    replies = respond(repairs)
     times.generation += time.perf_counter() - started
     for candidate, prompt, reply in zip(failed, prompts, replies, strict=True):
         if candidate.first is None:
@@ -201,8 +218,9 @@ def _check(
         if duplicate is not None:
             candidate.failure = f"near_duplicate: {duplicate.reason()}"
             return
-        report = validate_source(candidate.code, "env.py", seeds=config.check_seeds,
-                                 config=sandbox, deadline_s=30.0)  # fmt: skip
+        report = validate_source(
+            candidate.code, "env.py", seeds=config.check_seeds, config=sandbox, deadline_s=30.0
+        )
         candidate.report = report
         if not report.valid:
             candidate.failure = failure_text(report)
@@ -226,13 +244,18 @@ def write_hints(
     for attempt in range(config.designer.hint_attempts):
         if not pending:
             return
-        sampling = SamplingParams(max_new_tokens=config.designer.hint_max_gen_toks,
-                                  temperature=config.designer.temperature,
-                                  seed=seed + attempt)  # fmt: skip
+        sampling = SamplingParams(
+            max_new_tokens=config.designer.hint_max_gen_toks,
+            temperature=config.designer.temperature,
+            seed=seed + attempt,
+        )
         prompts = [hint_messages(c.code or "") for c in pending]
+        asked = [
+            GenRequest("hint", f"{c.group}/hint", tuple(p), sampling)
+            for c, p in zip(pending, prompts, strict=True)
+        ]
         started = time.perf_counter()
-        replies = respond([GenRequest("hint", f"{c.group}/hint", tuple(p), sampling)
-                           for c, p in zip(pending, prompts, strict=True)])  # fmt: skip
+        replies = respond(asked)
         times.generation += time.perf_counter() - started
         still = []
         for candidate, prompt, reply in zip(pending, prompts, replies, strict=True):

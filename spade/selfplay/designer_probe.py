@@ -55,8 +55,11 @@ class ProbeResult:
     def first_failures(self) -> Counter[str]:
         """The same for the designer's first replies, before any repair: the designs a repair
         prompt (never in a warm start's data) did not write."""
-        return Counter(failure_kind(c.first[1] if c.first else c.failure)
-                       for c in self.candidates if c.first or not c.valid)  # fmt: skip
+        return Counter(
+            failure_kind(c.first[1] if c.first else c.failure)
+            for c in self.candidates
+            if c.first or not c.valid
+        )
 
     def cut_off(self) -> int:
         """Candidates whose last reply hit the designer's token limit."""
@@ -105,8 +108,9 @@ def probe_designer(
     for index in bar:
         rng = random.Random(f"{config.seed}/probe/{index}")
         requests = design_requests(config, rng, corpus, memory, cold_start)
-        batch = generate_candidates(requests, respond, config, rng.randrange(1 << 30), sandbox,
-                                    memory, times, known)  # fmt: skip
+        batch = generate_candidates(
+            requests, respond, config, rng.randrange(1 << 30), sandbox, memory, times, known
+        )
         write_hints(batch, respond, config, rng.randrange(1 << 30), sandbox, times)
         candidates += batch
         bar.set_postfix(valid=f"{sum(c.valid for c in candidates)}/{len(candidates)}")
@@ -116,20 +120,31 @@ def probe_designer(
 
 
 def _seconds(started: float, times: DesignTimes) -> dict[str, float]:
-    return {"total": time.perf_counter() - started, "generation": times.generation,
-            "validation": times.validation}  # fmt: skip
+    return {
+        "total": time.perf_counter() - started,
+        "generation": times.generation,
+        "validation": times.validation,
+    }
 
 
 def write_designs(path: Path, result: ProbeResult) -> Path:
     """Every candidate (reply, verdict, hint) as JSON lines, written atomically."""
     lines = []
     for c in result.candidates:
-        record = {"group": c.group, "valid": c.valid, "failure": c.failure,
-                  "attempts": c.attempts, "finish_reason": c.completion.finish_reason,
-                  "kind": c.request.kind, "skill": c.request.skill,
-                  "document_id": c.request.document_id, "reply": c.reply,
-                  "hint": c.hint, "first_reply": c.first[0] if c.first else None,
-                  "first_failure": c.first[1] if c.first else None}  # fmt: skip
+        record = {
+            "group": c.group,
+            "valid": c.valid,
+            "failure": c.failure,
+            "attempts": c.attempts,
+            "finish_reason": c.completion.finish_reason,
+            "kind": c.request.kind,
+            "skill": c.request.skill,
+            "document_id": c.request.document_id,
+            "reply": c.reply,
+            "hint": c.hint,
+            "first_reply": c.first[0] if c.first else None,
+            "first_failure": c.first[1] if c.first else None,
+        }
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     write_atomic(path, "".join(lines))
     return path

@@ -22,8 +22,12 @@ class LoopState:
 
 
 def write(directory: Path, state: LoopState) -> None:
-    data = {"step": state.step, "ema_alpha": state.ema.alpha, "ema": dict(state.ema.values),
-            "scheduler": state.scheduler}  # fmt: skip
+    data = {
+        "step": state.step,
+        "ema_alpha": state.ema.alpha,
+        "ema": dict(state.ema.values),
+        "scheduler": state.scheduler,
+    }
     (directory / FILE).write_text(json.dumps(data, indent=2, sort_keys=True))
 
 

@@ -24,8 +24,19 @@ def procedural_envs(pool: PoolConfig) -> list[PlayableEnv]:
         except TaskError as exc:
             raise ConfigError(f"pool.tasks: {exc}") from None
         opener = partial(ProceduralEnv, task, pool.attempts, levels)
-        envs.append(PlayableEnv(env.key, "", None, "reasoning", task, frozenset(),
-                                pool.attempts, env.spec.levels, opener=opener))  # fmt: skip
+        envs.append(
+            PlayableEnv(
+                env.key,
+                "",
+                None,
+                "reasoning",
+                task,
+                frozenset(),
+                pool.attempts,
+                env.spec.levels,
+                opener=opener,
+            )
+        )
     return envs
 
 
