@@ -87,12 +87,25 @@ def serve_config(generation: GenerationConfig, **settings: Any) -> ServeConfig:
     return ServeConfig(request_timeout_s=timeout_s, concurrency=concurrency, **settings)
 
 
+TRAINING_PREFILL_TOKENS = 16_384
+"""Tokens vLLM prefills in one step for training rollouts (design prompts run to ~2k)."""
+
+
 def engine_config(generation: GenerationConfig, lora_r: int | None = None) -> VLLMConfig:
     """`generation.vllm` as engine settings. The learner shares the GPU, if there is one: the
     engine takes 0.3 of its memory unless told otherwise (TRL's colocate default); on a CPU the
     KV cache is its own setting. `lora_r`: a LoRA run's rank, which vLLM's LoRA buffers (sized
-    by max_lora_rank) must hold, unless generation.vllm sets max_lora_rank."""
-    settings = {"gpu_memory_utilization": 0.3, **generation.vllm}
+    by max_lora_rank) must hold, unless generation.vllm sets max_lora_rank.
+
+    Prompts are prefilled in one step (`max_num_batched_tokens`, TRAINING_PREFILL_TOKENS):
+    vLLM 0.32 splits a longer prompt into chunks and, for a seeded request, rewinds its
+    random generator after a chunk with `Generator.get_offset`, which CPU generators do not
+    have ("CPU Generator does not use offset"): a 2,096-token design prompt stopped training."""
+    engine_kwargs = {
+        "max_num_batched_tokens": TRAINING_PREFILL_TOKENS,
+        **generation.vllm.get("engine_kwargs", {}),
+    }
+    settings = {"gpu_memory_utilization": 0.3, **generation.vllm, "engine_kwargs": engine_kwargs}
     try:
         if lora_r is not None:
             rank = settings.get("max_lora_rank") or served_lora_rank(lora_r)

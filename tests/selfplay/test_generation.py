@@ -43,7 +43,7 @@ from spade.models.vllm_server import LOG_NAME, VLLMServer
 from spade.rl.weight_sync import LiveEngine, ReloadSync, ServerSync, VLLMEngine, adapter_prefix
 from spade.selfplay import loop
 from spade.selfplay.config import load_config
-from spade.selfplay.generation import resolved_backend
+from spade.selfplay.generation import TRAINING_PREFILL_TOKENS, engine_config, resolved_backend
 from tests.models.conftest import LOGPROB_TOLERANCE
 from tests.rl.conftest import save_tiny_llama
 from tests.selfplay.test_loop import StandInRun, tiny_config
@@ -366,3 +366,17 @@ def test_a_run_dir_holding_only_a_failed_servers_log_can_be_used_again(tmp_path:
     (run_dir / "config.yaml").write_text("{}\n")
     with pytest.raises(UsageError, match="is not empty; use --resume"):
         resolve_run(build_parser().parse_args(["--run-dir", str(run_dir)]))
+
+
+def test_training_engines_prefill_a_design_prompt_in_one_step() -> None:
+    """vLLM 0.32 rewinds a seeded request's generator after each prefill chunk, which a CPU
+    generator cannot do: training's seeded design prompts (~2k tokens) must not be chunked.
+    A setting of the user's own wins."""
+    config = load_config(None, {"generation.backend": "vllm"})
+    assert engine_config(config.generation).engine_args(on_cpu=True)["max_num_batched_tokens"] >= (
+        TRAINING_PREFILL_TOKENS
+    )
+    mine = load_config(
+        None, {"generation.vllm": {"engine_kwargs": {"max_num_batched_tokens": 4096}}}
+    )
+    assert engine_config(mine.generation).engine_args(on_cpu=True)["max_num_batched_tokens"] == 4096
