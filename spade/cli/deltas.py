@@ -19,10 +19,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("label", help="the row to compare")
     parser.add_argument("--baseline", required=True, help="the row it is compared against")
-    parser.add_argument("--leaderboard", type=Path, default=DEFAULT_LEADERBOARD,
-                        help=f"the leaderboard file (default {DEFAULT_LEADERBOARD})")  # fmt: skip
-    parser.add_argument("--metric", help="compare this per-sample metric (e.g. return: an "
-                        "episode's partial credit), not each benchmark's primary")  # fmt: skip
+    parser.add_argument(
+        "--leaderboard",
+        type=Path,
+        default=DEFAULT_LEADERBOARD,
+        help=f"the leaderboard file (default {DEFAULT_LEADERBOARD})",
+    )
+    parser.add_argument(
+        "--metric",
+        help=(
+            "compare this per-sample metric (e.g. return: an episode's partial credit), not "
+            "each benchmark's primary"
+        ),
+    )
     return parser
 
 
@@ -38,20 +47,23 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError(str(exc)) from None
     if args.metric is not None:
         check_metric(args.metric, [row, baseline])
-    print(f"{row.label!r} against {baseline.label!r} ({args.leaderboard}); "
-          "* = significant at 0.05:")  # fmt: skip
+    print(
+        f"{row.label!r} against {baseline.label!r} ({args.leaderboard}); * = significant at 0.05:"
+    )
     print(deltas_table(row, baseline, metric=args.metric))
     return 0
 
 
 def check_metric(metric: str, rows: list[Row]) -> None:
     """A metric no row has, per sample or as a primary, is a typo: say which ones they have."""
-    known = sorted({
-        name
-        for row in rows
-        for benchmark, score in row.benchmarks.items()
-        for name in (score.primary, *row.sample_metrics.get(benchmark, {}))
-    })  # fmt: skip
+    known = sorted(
+        {
+            name
+            for row in rows
+            for benchmark, score in row.benchmarks.items()
+            for name in (score.primary, *row.sample_metrics.get(benchmark, {}))
+        }
+    )
     if metric not in known:
         raise UsageError(f"--metric {metric}: neither row has it (they have: {', '.join(known)})")
 

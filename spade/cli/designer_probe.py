@@ -20,21 +20,19 @@ from functools import partial
 from pathlib import Path
 
 from spade.cli.errors import UsageError
-from spade.cli.settings import set_overrides
+from spade.cli.settings import command_parser, set_overrides
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="spade-train designer-probe",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--config", type=Path, help="spade-train YAML config")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config field, e.g. designer.temperature=0.5")  # fmt: skip
+    prog = "spade-train designer-probe"
+    parser = command_parser(prog, __doc__, "spade-train YAML config", "designer.temperature=0.5")
     parser.add_argument("--checkpoint", help="model to probe (default: the config's model)")
-    parser.add_argument("--rounds", type=int, default=8, help="designer steps, each "
-                        "designs_per_iteration x group_size replies (default 8)")  # fmt: skip
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=8,
+        help="designer steps, each designs_per_iteration x group_size replies (default 8)",
+    )
     parser.add_argument("--out", type=Path, help="write every candidate here (JSON lines)")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     return parser
@@ -64,8 +62,10 @@ def designer_probe(argv: list[str]) -> int:
         cold_start = cold_start_envs(config.memory.cold_start_suite)
         corpus = None
         if not config.no_corpus:
-            corpus = open_corpus(config.corpus.source, CorpusOptions(
-                min_words=config.corpus.min_words, max_words=config.corpus.max_words))  # fmt: skip
+            corpus = open_corpus(
+                config.corpus.source,
+                CorpusOptions(min_words=config.corpus.min_words, max_words=config.corpus.max_words),
+            )
     except (ConfigError, CorpusError, SuiteError) as exc:
         raise UsageError(str(exc)) from None
     use_sandbox("spade-train designer-probe", config.sandbox)
@@ -77,8 +77,17 @@ def designer_probe(argv: list[str]) -> int:
         respond = PolicyResponder(policy, f"probe/{spec}", None, config.generation_batch_size)
         # --out is rewritten after every round, so a stopped probe keeps its finished rounds.
         save = None if args.out is None else partial(write_designs, args.out)
-        result = probe_designer(config, respond, corpus, cold_start, known, config.sandbox,
-                                args.rounds, progress=True, after_round=save)  # fmt: skip
+        result = probe_designer(
+            config,
+            respond,
+            corpus,
+            cold_start,
+            known,
+            config.sandbox,
+            args.rounds,
+            progress=True,
+            after_round=save,
+        )
     except (ModelSpecError, BuiltinModelError, PolicyError) as exc:
         raise UsageError(str(exc)) from None
     summary = {"checkpoint": spec, **result.summary()}
@@ -87,9 +96,11 @@ def designer_probe(argv: list[str]) -> int:
         return 0
     failures = ", ".join(f"{n} {kind}" for kind, n in summary["failures"].items()) or "none"
     first = ", ".join(f"{n} {kind}" for kind, n in summary["first_failures"].items()) or "none"
-    print(f"{spec}: {result.valid} of {len(result.candidates)} designs valid "
-          f"({100 * result.validity:.0f}%); failed: {failures}; cut off at "
-          f"{config.designer.max_gen_toks} tokens: {summary['cut_off']}")  # fmt: skip
+    print(
+        f"{spec}: {result.valid} of {len(result.candidates)} designs valid "
+        f"({100 * result.validity:.0f}%); failed: {failures}; cut off at "
+        f"{config.designer.max_gen_toks} tokens: {summary['cut_off']}"
+    )
     print(f"first replies, before repairs, failed: {first}")
     print(f"seconds: {summary['seconds']}")
     if args.out is not None:

@@ -39,12 +39,16 @@ from spade.suites import SuiteError
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spade-eval", description=__doc__)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--checkpoint", help="HF model dir, alias (smollm2-135m), vllm:PATH, "
-                        "or openai:MODEL@BASE_URL")  # fmt: skip
+    source.add_argument(
+        "--checkpoint",
+        help="HF model dir, alias (smollm2-135m), vllm:PATH, or openai:MODEL@BASE_URL",
+    )
     source.add_argument("--predictions", type=Path, help="score saved outputs (JSONL), no model")
     parser.add_argument("--benchmarks", help="comma-separated benchmark names")
-    parser.add_argument("--preset", help="a preset of benchmarks/presets.yaml: ci, quick, full or "
-                        "learning (default quick)")  # fmt: skip
+    parser.add_argument(
+        "--preset",
+        help="a preset of benchmarks/presets.yaml: ci, quick, full or learning (default quick)",
+    )
     parser.add_argument("--limit", type=int, help="seeded slice of N samples per benchmark")
     parser.add_argument("--output", type=Path, help="results directory (default results/<run>)")
     parser.add_argument(
@@ -54,30 +58,62 @@ def build_parser() -> argparse.ArgumentParser:
         help="offline benchmark data (default $SPADE_DATA_DIR; else the hub)",
     )
     parser.add_argument("--baseline", help="print deltas against this leaderboard row")
-    parser.add_argument("--metric", help="deltas on this per-sample metric (e.g. return) "
-                        "instead of each benchmark's primary")  # fmt: skip
+    parser.add_argument(
+        "--metric",
+        help="deltas on this per-sample metric (e.g. return) instead of each benchmark's primary",
+    )
     parser.add_argument("--leaderboard", type=Path, help="add or replace --label's row here")
     parser.add_argument("--compare", type=Path, help="regression gate against --label's row")
     parser.add_argument("--label", help="row label for --leaderboard / --compare")
-    parser.add_argument("--batch-size", type=int, help="generation batch size (default 8; on "
-                        "vLLM the engine's own: it batches continuously)")  # fmt: skip
-    parser.add_argument("--jobs", type=int, metavar="N", help="benchmarks run at once (default: "
-                        "all of them where the engine batches concurrent requests, vLLM or a "
-                        "server; else 1)")  # fmt: skip
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        help="generation batch size (default 8; on vLLM the engine's own: it batches continuously)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help=(
+            "benchmarks run at once (default: all of them where the engine batches concurrent "
+            "requests, vLLM or a server; else 1)"
+        ),
+    )
     parser.add_argument("--no-cache", action="store_true", help="bypass the completion cache")
-    parser.add_argument("--serve", action="store_true", help="generate through a vllm serve that "
-                        "spade starts on 127.0.0.1 (log in the output dir)")  # fmt: skip
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="generate through a vllm serve that spade starts on 127.0.0.1 (log in the output dir)",
+    )
     add_sandbox_argument(parser)  # the code and suite benchmarks run generated code
-    parser.add_argument("--ray", nargs="?", const=LOCAL, metavar="ADDRESS",
-                        help="shard each benchmark's samples over Ray workers: HOST:PORT of a "
-                        "cluster, auto (the one `ray start` made here), or nothing for a local "
-                        "cluster")  # fmt: skip
-    parser.add_argument("--ray-workers", type=int, metavar="N", help="Ray workers, each with its "
-                        "own policy backend (default: one per GPU of the cluster, else one per "
-                        "CPU)")  # fmt: skip
-    parser.add_argument("--ray-gpus-per-worker", type=float, metavar="G", help="GPUs each Ray "
-                        "worker holds (default: 1 on a cluster with GPUs when a model runs "
-                        "locally, else 0)")  # fmt: skip
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        metavar="ADDRESS",
+        help=(
+            "shard each benchmark's samples over Ray workers: HOST:PORT of a cluster, auto "
+            "(the one `ray start` made here), or nothing for a local cluster"
+        ),
+    )
+    parser.add_argument(
+        "--ray-workers",
+        type=int,
+        metavar="N",
+        help=(
+            "Ray workers, each with its own policy backend (default: one per GPU of the "
+            "cluster, else one per CPU)"
+        ),
+    )
+    parser.add_argument(
+        "--ray-gpus-per-worker",
+        type=float,
+        metavar="G",
+        help=(
+            "GPUs each Ray worker holds (default: 1 on a cluster with GPUs when a model runs "
+            "locally, else 0)"
+        ),
+    )
     return parser
 
 
@@ -122,9 +158,12 @@ def check_args(args: argparse.Namespace) -> None:
 def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]:
     if args.predictions is not None:
         return Predictions.from_file(args.predictions), {
-            "spec": f"predictions:{args.predictions}", "backend": "predictions",
-            "path": str(args.predictions), "weights_sha256": None, "dtype": None,
-        }  # fmt: skip
+            "spec": f"predictions:{args.predictions}",
+            "backend": "predictions",
+            "path": str(args.predictions),
+            "weights_sha256": None,
+            "dtype": None,
+        }
     from spade.models import ModelSpecError, load_policy, spade_cache_dir
 
     try:
@@ -137,9 +176,15 @@ def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]
     if info.weights_sha256 and info.backend != "transformers":  # other numerics, other replies
         model_key = f"{info.backend}:{info.weights_sha256}"
     cache = None if args.no_cache else CompletionCache(spade_cache_dir() / "completions.sqlite")
-    checkpoint = {"spec": args.checkpoint, "backend": info.backend, "path": info.model,
-                  "weights_sha256": info.weights_sha256, "dtype": info.dtype,
-                  "device": info.device, "endpoint": info.endpoint}  # fmt: skip
+    checkpoint = {
+        "spec": args.checkpoint,
+        "backend": info.backend,
+        "path": info.model,
+        "weights_sha256": info.weights_sha256,
+        "dtype": info.dtype,
+        "device": info.device,
+        "endpoint": info.endpoint,
+    }
     # A batching engine takes large batches: a responder batch is one call, not a limit.
     batch = args.batch_size or (64 if batches_callers(policy) else DEFAULT_BATCH)
     return PolicyResponder(policy, model_key, cache, batch), checkpoint
@@ -171,11 +216,13 @@ def run_all(
         resolve_backend()  # no usable sandbox: one line and exit 2, before any sample runs
     at_once = jobs(args.jobs, len(declarations), respond)
     bar = _Progress(at_once)
-    runs = run_side_by_side([
-        Job(d.runner, partial(run_benchmark, d, respond, args.data_dir, given.get(d.name),
-                              preset, args.limit, bar.update))
-        for d in declarations
-    ], at_once)  # fmt: skip
+
+    def job(d: Declaration) -> Job[BenchmarkRun]:
+        ids = given.get(d.name)
+        run = partial(run_benchmark, d, respond, args.data_dir, ids, preset, args.limit, bar.update)
+        return Job(d.runner, run)
+
+    runs = run_side_by_side([job(d) for d in declarations], at_once)
     bar.close()
     return runs, preset, at_once
 
@@ -226,8 +273,10 @@ def run_on_ray(
     sandbox records, as the workers saw them."""
     saved = make_responder(args) if args.predictions is not None else None
     declarations, preset, given = plan(args, saved[0] if saved else None)
-    ids = {d.name: planned_ids(d, args.data_dir, given.get(d.name), preset, args.limit)
-           for d in declarations}  # fmt: skip
+    ids = {
+        d.name: planned_ids(d, args.data_dir, given.get(d.name), preset, args.limit)
+        for d in declarations
+    }
     # Saved predictions travel to the workers as they are; a checkpoint is loaded on each.
     setup = partial(_given, saved) if saved else partial(make_responder, args)
     work = partial(run_shard, {d.name: d for d in declarations}, args.data_dir)
@@ -239,18 +288,24 @@ def run_on_ray(
         bar.set_description(name)
 
     def retry(shard: Shard) -> None:
-        tqdm.write(f"spade-eval: {shard.label}: its Ray worker died; running it once more on "
-                   "a restarted worker", file=sys.stderr)  # fmt: skip
+        tqdm.write(
+            f"spade-eval: {shard.label}: its Ray worker died; running it once more on "
+            "a restarted worker",
+            file=sys.stderr,
+        )
 
     total = sum(map(len, ids.values()))
     with Cluster(args.ray) as cluster:
         workers = ray_workers(args, cluster)
         check = partial(check_workers, runs_code(declarations))
-        with tqdm(total=total, unit="sample", file=sys.stderr, dynamic_ncols=True,
-                  desc="ray") as bar:  # fmt: skip
+        with tqdm(
+            total=total, unit="sample", file=sys.stderr, dynamic_ncols=True, desc="ray"
+        ) as bar:
             sharded = run_sharded(cluster, setup, ids, work, workers, check, progress, retry)
-    runs = [sharded_run(d, sharded.results[d.name], sharded.seconds[d.name], args.data_dir)
-            for d in declarations]  # fmt: skip
+    runs = [
+        sharded_run(d, sharded.results[d.name], sharded.seconds[d.name], args.data_dir)
+        for d in declarations
+    ]
     first = sharded.workers[0]
     return runs, preset, first["setup"], first["sandbox"]
 
@@ -273,8 +328,11 @@ def ray_workers(args: argparse.Namespace, cluster: Cluster) -> Workers:
     if args.ray_gpus_per_worker is not None:
         asked += f" --ray-gpus-per-worker {gpus:g}"
     cluster.require(count, 1.0, gpus, asked)
-    print(f"spade-eval: {count} Ray workers (1 CPU, {gpus:g} GPU each) on the cluster at "
-          f"{cluster.address} ({have.describe()})", file=sys.stderr)  # fmt: skip
+    print(
+        f"spade-eval: {count} Ray workers (1 CPU, {gpus:g} GPU each) on the cluster at "
+        f"{cluster.address} ({have.describe()})",
+        file=sys.stderr,
+    )
     return Workers(count, 1.0, gpus)
 
 
@@ -307,9 +365,16 @@ def print_summary(document: dict[str, Any]) -> None:
         primary = entry["metrics"].get(entry["primary"], {})
         low, high = primary.get("ci95", [float("nan")] * 2)
         rows.append(
-            [name, entry["n"], entry["primary"], primary.get("value"),
-             f"[{low:.3f}, {high:.3f}]", entry["parse_failures"], entry["seconds"]]
-        )  # fmt: skip
+            [
+                name,
+                entry["n"],
+                entry["primary"],
+                primary.get("value"),
+                f"[{low:.3f}, {high:.3f}]",
+                entry["parse_failures"],
+                entry["seconds"],
+            ]
+        )
     headers = ["benchmark", "n", "metric", "value", "95% CI", "parse fail", "s"]
     print(tabulate(rows, headers=headers, floatfmt=".3f", tablefmt="github"))
     for name, entry in document["benchmarks"].items():
@@ -361,8 +426,14 @@ def main(argv: list[str] | None = None) -> int:
             respond, checkpoint = make_responder(args)
             runs, preset, at_once = run_all(args, respond)
             sandbox = describe_backend()
-    except (DeclarationError, PredictionsError, SuiteError, PolicyError, ClusterError,
-            ShardFailed) as exc:  # fmt: skip
+    except (
+        DeclarationError,
+        PredictionsError,
+        SuiteError,
+        PolicyError,
+        ClusterError,
+        ShardFailed,
+    ) as exc:
         raise UsageError(str(exc)) from None
     command = ["spade-eval", *(argv if argv is not None else sys.argv[1:])]
     settings = {

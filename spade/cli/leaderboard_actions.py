@@ -66,8 +66,10 @@ def apply_leaderboard_actions(
                 replaced = board.upsert(row_from_run(run, args.label, provenance))
                 saved = board.save(args.leaderboard)
             verb = "replaced" if replaced else "added"
-            print(f"\n{verb} row {args.label!r} in {saved.json} (+ {saved.markdown.name}, "
-                  f"{saved.png.name})")  # fmt: skip
+            print(
+                f"\n{verb} row {args.label!r} in {saved.json} (+ {saved.markdown.name}, "
+                f"{saved.png.name})"
+            )
         if args.compare:
             stored = Leaderboard.load(args.compare).row(args.label)
             results = compare(run, stored)

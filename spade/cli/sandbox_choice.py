@@ -23,9 +23,14 @@ SANDBOX_HELP = (
 def add_sandbox_argument(parser: argparse.ArgumentParser, *flags: str) -> None:
     """`--sandbox NAME` (plus any alias in `flags`), stored as `args.backend`."""
     parser.add_argument(
-        "--sandbox", *flags, dest="backend", default="auto", choices=BACKEND_NAMES,
-        metavar="NAME", help=SANDBOX_HELP,
-    )  # fmt: skip
+        "--sandbox",
+        *flags,
+        dest="backend",
+        default="auto",
+        choices=BACKEND_NAMES,
+        metavar="NAME",
+        help=SANDBOX_HELP,
+    )
 
 
 def use_sandbox(prog: str, config: SandboxConfig) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spade.cli.errors import UsageError, one_line_errors
-from spade.cli.settings import set_overrides
+from spade.cli.settings import command_parser, set_overrides
 from spade.selfplay.config import ConfigError, TrainConfig, load_config
 from spade.selfplay.recipes import missing_start
 from spade.selfplay.rewards import DESIGNER_REWARDS
@@ -30,12 +30,8 @@ ABLATIONS = ("no_corpus", "no_memory", "no_designer_training")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="spade-train",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--config", type=Path, help="YAML config (default: laptop defaults)")
+    config = "YAML config (default: laptop defaults)"
+    parser = command_parser("spade-train", __doc__, config, "agent.plays=4")
     parser.add_argument("--run-dir", type=Path, help="run directory (default runs/<time>)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run")
     parser.add_argument("--mode", choices=["spade", "fixed"], help="self-play or fixed baseline")
@@ -52,13 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="designer reward",
     )
     parser.add_argument("--iterations", type=int, help="number of iterations")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config field, e.g. agent.plays=4 (YAML value)",
-    )
     return parser
 
 
@@ -153,8 +142,17 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
 
     use_sandbox("spade-train", config.sandbox)
     resolve_backend(config.sandbox)  # no usable sandbox: one line now, before the model loads
-    starting = (CorpusError, SuiteError, LearnerError, ModelSpecError, BuiltinModelError,
-                GenerationError, PolicyError, ConfigError, OSError)  # fmt: skip
+    starting = (
+        CorpusError,
+        SuiteError,
+        LearnerError,
+        ModelSpecError,
+        BuiltinModelError,
+        GenerationError,
+        PolicyError,
+        ConfigError,
+        OSError,
+    )
     try:
         run = SelfPlayRun(config, run_dir)
     except starting as exc:
@@ -196,13 +194,19 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
 def update_summary(records: list[dict[str, Any]], final: Path) -> str:
     """What the run's updates did, over all its iterations; says so when nothing changed."""
     steps = int(sum(r.get("update/optimizer_steps", 0) for r in records))
-    carried = {role: int(sum(r.get(f"update/{role}/with_gradient", 0) for r in records))
-               for role in ("agent", "designer")}  # fmt: skip
+    carried = {
+        role: int(sum(r.get(f"update/{role}/with_gradient", 0) for r in records))
+        for role in ("agent", "designer")
+    }
     if steps == 0:
-        return (f"no update: 0 optimizer steps in {len(records)} iterations (no sample carried "
-                f"gradient), so {final} holds the starting weights unchanged")  # fmt: skip
-    return (f"updates: {steps} optimizer steps in {len(records)} iterations; samples with "
-            f"gradient: agent {carried['agent']}, designer {carried['designer']}")  # fmt: skip
+        return (
+            f"no update: 0 optimizer steps in {len(records)} iterations (no sample carried "
+            f"gradient), so {final} holds the starting weights unchanged"
+        )
+    return (
+        f"updates: {steps} optimizer steps in {len(records)} iterations; samples with "
+        f"gradient: agent {carried['agent']}, designer {carried['designer']}"
+    )
 
 
 def freeze_accepted(run: Any) -> str | None:

@@ -16,20 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from spade.cli.errors import UsageError
-from spade.cli.settings import set_overrides
+from spade.cli.settings import command_parser, set_overrides
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="spade-train warmup",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--config", type=Path, help="YAML WarmupConfig (default: laptop defaults)")
+    config = "YAML WarmupConfig (default: laptop defaults)"
+    parser = command_parser("spade-train warmup", __doc__, config, "sft.epochs=3")
     parser.add_argument("--run-dir", type=Path, help="run directory (default runs/warmup-<time>)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this warm start")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config field, e.g. sft.epochs=3 (YAML value)")  # fmt: skip
     return parser
 
 
@@ -70,10 +64,14 @@ def warmup(argv: list[str]) -> int:
     counts = ", ".join(f"{n} {kind}" for kind, n in sorted(report.examples.items()))
     print(f"examples: {counts}; data in {run_dir / 'data'}")
     if report.first_loss is not None and report.last_loss is not None:
-        print(f"{report.steps} optimizer steps, loss {report.first_loss:.3f} -> "
-              f"{report.last_loss:.3f}")  # fmt: skip
-    print(f"warm checkpoint: {report.model_dir}  (spade-train --set model={report.model_dir}; "
-          f"spade-eval --checkpoint {report.model_dir})")  # fmt: skip
+        print(
+            f"{report.steps} optimizer steps, loss {report.first_loss:.3f} -> "
+            f"{report.last_loss:.3f}"
+        )
+    print(
+        f"warm checkpoint: {report.model_dir}  (spade-train --set model={report.model_dir}; "
+        f"spade-eval --checkpoint {report.model_dir})"
+    )
     return 0
 
 
