@@ -70,8 +70,10 @@ class ChatTokens:
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
-        probe: Conversation = [{"role": "user", "content": "hi"},
-                               {"role": "assistant", "content": _PROBE}]  # fmt: skip
+        probe: Conversation = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": _PROBE},
+        ]
         self._probe = probe
         self._closed = self._render(probe, generation_prompt=False)
         if _PROBE not in self._closed:

@@ -225,8 +225,9 @@ def _token_completion(response: Any, prompt_ids: list[int], sampling: SamplingPa
     if sampling.logprobs:
         logprobs = [float(x) for x in (choice.logprobs.token_logprobs if choice.logprobs else [])]
         if len(logprobs) != len(token_ids):
-            raise RuntimeError(f"the server returned {len(logprobs)} logprobs for "
-                               f"{len(token_ids)} tokens")  # fmt: skip
+            raise RuntimeError(
+                f"the server returned {len(logprobs)} logprobs for {len(token_ids)} tokens"
+            )
     return Completion(
         text=choice.text,
         finish_reason="length" if choice.finish_reason == "length" else "stop",

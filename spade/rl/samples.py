@@ -112,8 +112,9 @@ def fit_sample(sample: TrainingSample, max_length: int) -> TokenizedSample:
         if mask is not None:
             mask = mask[: len(completion)]
         prompt = prompt[len(prompt) - (max_length - len(completion)) :]
-    return TokenizedSample(prompt, completion, sample.advantage, sample.role, sample.masked,
-                           truncated, logprobs, mask)  # fmt: skip
+    return TokenizedSample(
+        prompt, completion, sample.advantage, sample.role, sample.masked, truncated, logprobs, mask
+    )
 
 
 @dataclass
@@ -167,9 +168,13 @@ def collate(samples: Sequence[TokenizedSample], pad_id: int) -> Batch:
     position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
     sampled = None
     if all(s.sampled_logprobs is not None for s in samples):
-        sampled = torch.tensor([[*(s.sampled_logprobs or []),
-                                 *[0.0] * (completion_width - len(s.completion_ids))]
-                                for s in samples], dtype=torch.float32)  # fmt: skip
+        sampled = torch.tensor(
+            [
+                [*(s.sampled_logprobs or []), *[0.0] * (completion_width - len(s.completion_ids))]
+                for s in samples
+            ],
+            dtype=torch.float32,
+        )
     return Batch(
         input_ids=torch.tensor(ids),
         attention_mask=attention_mask,

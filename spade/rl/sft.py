@@ -154,7 +154,7 @@ def build_trainer(
         }
         for e in examples
     ]
-    rows = [r for r in rows if any(r["assistant_masks"])]  # fmt: skip
+    rows = [r for r in rows if any(r["assistant_masks"])]
     if not rows:
         raise ValueError("no warm-start example has a token to learn within max_length")
     checkpoints = out / "checkpoints"
@@ -185,8 +185,12 @@ def build_trainer(
     if config.lora:
         from peft import LoraConfig
 
-        peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha,
-                                 target_modules="all-linear", task_type="CAUSAL_LM")  # fmt: skip
+        peft_config = LoraConfig(
+            r=config.lora_r,
+            lora_alpha=config.lora_alpha,
+            target_modules="all-linear",
+            task_type="CAUSAL_LM",
+        )
     trainer_class = SFTTrainer if stock_loss else _learned_tokens_trainer(SFTTrainer)
     trainer = trainer_class(
         model=AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32),
@@ -213,12 +217,18 @@ def _learned_tokens_trainer(base: type) -> type:
 
     class LearnedTokensSFTTrainer(base):  # type: ignore[misc, valid-type]
         def compute_loss(
-            self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+            self,
+            model: Any,
+            inputs: dict[str, Any],
+            return_outputs: bool = False,
             num_items_in_batch: Any = None,
-        ) -> Any:  # fmt: skip
+        ) -> Any:
             causal = model.get_base_model() if hasattr(model, "get_base_model") else model
-            body = {k: v for k, v in inputs.items() if k in ("input_ids", "attention_mask",
-                                                              "position_ids")}  # fmt: skip
+            body = {
+                k: v
+                for k, v in inputs.items()
+                if k in ("input_ids", "attention_mask", "position_ids")
+            }
             # Autocast here, not only around `model.forward` (where accelerate puts it): this
             # loss calls the decoder and the head itself.
             device = inputs["input_ids"].device.type

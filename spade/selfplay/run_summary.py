@@ -2,7 +2,7 @@
 how often the designer was valid, whether regret moved, what the rollouts cost.
 
 `spade-train curves` prints it under the figure, one row per run, so two arms of one budget
-compare in numbers as well as lines (the README's arm tables are this output).
+compare in numbers as well as lines.
 """
 
 from __future__ import annotations

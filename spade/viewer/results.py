@@ -78,8 +78,12 @@ def _holds_episode(prompt: Any) -> TypeGuard[list[dict[str, Any]]]:
 def sample_sections(record: dict[str, Any], strings: StringTable) -> list[Section]:
     extra = as_dict(record.get("extra"))
     parsed = "yes" if record.get("parsed", True) else "no (counted as a parse failure)"
-    facts = [("benchmark", record.get("benchmark")), ("sample id", str(record.get("sample_id"))),
-             ("score", _score_text(record)), ("parsed", parsed)]  # fmt: skip
+    facts = [
+        ("benchmark", record.get("benchmark")),
+        ("sample id", str(record.get("sample_id"))),
+        ("score", _score_text(record)),
+        ("parsed", parsed),
+    ]
     sections = [fields_section("Sample", facts, strings)]
     prompt = record.get("prompt")
     if _holds_episode(prompt):
@@ -185,8 +189,13 @@ def compare_data(
     delta = None
     if scored:
         paired = paired_delta({i: before[i] for i in scored}, {i: after[i] for i in scored})
-        delta = {"value": paired.delta, "ci": [paired.lo, paired.hi], "p": paired.p_value,
-                 "method": paired.method, "n": paired.n_common}  # fmt: skip
+        delta = {
+            "value": paired.delta,
+            "ci": [paired.lo, paired.hi],
+            "p": paired.p_value,
+            "method": paired.method,
+            "n": paired.n_common,
+        }
     return {
         "other_value": other.get("value"),
         "other_ci": other.get("ci95"),

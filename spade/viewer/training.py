@@ -31,14 +31,21 @@ from spade.viewer.strings import StringTable
 RUN_FILES = ("metrics.jsonl", "designs.jsonl", "config.yaml")
 EPISODES_FILE = "episodes.jsonl"
 ITERATION_COLUMNS = [  # (metric, column title, shown as a rate with three decimals)
-    ("designer/candidates", "designs", False), ("designer/valid", "valid", False),
-    ("designer/validity_rate", "validity", True), ("designer/groups_with_signal", "signal", True),
-    ("envs/played", "envs played", False), ("envs/win_rate", "win rate", True),
-    ("envs/regret", "regret", True), ("agent/return", "return", True),
-    ("agent/progress", "progress", True), ("agent/truncated", "truncated", True),
-    ("update/loss", "loss", True), ("levels/played_mean", "level played", True),
-    ("levels/ceiling_mean", "ceiling", True), ("time/total", "seconds", False),
-]  # fmt: skip
+    ("designer/candidates", "designs", False),
+    ("designer/valid", "valid", False),
+    ("designer/validity_rate", "validity", True),
+    ("designer/groups_with_signal", "signal", True),
+    ("envs/played", "envs played", False),
+    ("envs/win_rate", "win rate", True),
+    ("envs/regret", "regret", True),
+    ("agent/return", "return", True),
+    ("agent/progress", "progress", True),
+    ("agent/truncated", "truncated", True),
+    ("update/loss", "loss", True),
+    ("levels/played_mean", "level played", True),
+    ("levels/ceiling_mean", "ceiling", True),
+    ("time/total", "seconds", False),
+]
 
 
 def is_run_dir(path: Path) -> bool:
@@ -88,8 +95,14 @@ def _failures(record: dict[str, Any]) -> str:
 
 def iterations(metrics: list[dict[str, Any]]) -> list[list[Any]]:
     """Per iteration: the step, the columns of ITERATION_COLUMNS, the designer's failures."""
-    return [[record.get("step"), *(_number(record.get(k)) for k, _, _ in ITERATION_COLUMNS),
-             _failures(record)] for record in metrics]  # fmt: skip
+    return [
+        [
+            record.get("step"),
+            *(_number(record.get(k)) for k, _, _ in ITERATION_COLUMNS),
+            _failures(record),
+        ]
+        for record in metrics
+    ]
 
 
 def numeric_series(metrics: list[dict[str, Any]]) -> dict[str, list[list[float]]]:
@@ -157,14 +170,26 @@ def design_views(
         failure, hint = design.get("failure"), design.get("hint")
         status = "accepted" if design.get("valid") else str(failure or "rejected").split(":")[0]
         win_rate, regret = _measured(design, entry, "win_rate"), _measured(design, entry, "regret")
-        facts = [*((k, design.get(k)) for k in ("step", "group", "kind", "skill", "difficulty")),
-                 ("document", design.get("document_id")), ("attempts", design.get("attempts")),
-                 ("status", status), ("memory id", entry.get("id") or design.get("env_id")),
-                 ("win rate (no hint)", win_rate), ("regret", regret),
-                 ("measured at step", entry.get("step"))]  # fmt: skip
-        rows.append([*(design.get(k) for k in ("step", "group", "kind", "skill", "difficulty")),
-                     design.get("attempts"), status, win_rate, regret,
-                     _search(strings, failure, hint, design.get("document_id"), code)])  # fmt: skip
+        facts = [
+            *((k, design.get(k)) for k in ("step", "group", "kind", "skill", "difficulty")),
+            ("document", design.get("document_id")),
+            ("attempts", design.get("attempts")),
+            ("status", status),
+            ("memory id", entry.get("id") or design.get("env_id")),
+            ("win rate (no hint)", win_rate),
+            ("regret", regret),
+            ("measured at step", entry.get("step")),
+        ]
+        rows.append(
+            [
+                *(design.get(k) for k in ("step", "group", "kind", "skill", "difficulty")),
+                design.get("attempts"),
+                status,
+                win_rate,
+                regret,
+                _search(strings, failure, hint, design.get("document_id"), code),
+            ]
+        )
         sections = [fields_section("Design", facts, strings)]
         if failure:
             sections.append(_text("Failed check", failure, strings))
@@ -196,13 +221,24 @@ def memory_views(memory: list[dict[str, Any]], strings: StringTable) -> Views:
     for entry in memory:
         win_rate, regret = _number(entry.get("win_rate")), _number(entry.get("regret"))
         band = _band(win_rate)
-        rows.append([*(entry.get(k) for k in ("id", "kind", "skill", "difficulty")), win_rate,
-                     regret, band, entry.get("created_step"), entry.get("step"),
-                     _search(strings, entry.get("hint"), entry.get("source"))])  # fmt: skip
+        rows.append(
+            [
+                *(entry.get(k) for k in ("id", "kind", "skill", "difficulty")),
+                win_rate,
+                regret,
+                band,
+                entry.get("created_step"),
+                entry.get("step"),
+                _search(strings, entry.get("hint"), entry.get("source")),
+            ]
+        )
         keys = ("id", "kind", "skill", "difficulty", "document_id", "win_rate", "regret")
-        facts = [*((k, entry.get(k)) for k in keys), ("band", band),
-                 ("joined at step", entry.get("created_step")),
-                 ("measured at step", entry.get("step"))]  # fmt: skip
+        facts = [
+            *((k, entry.get(k)) for k in keys),
+            ("band", band),
+            ("joined at step", entry.get("created_step")),
+            ("measured at step", entry.get("step")),
+        ]
         sections = [fields_section("Memory entry", facts, strings)]
         if entry.get("hint"):
             sections.append(_text("Hint", entry["hint"], strings))
@@ -219,18 +255,36 @@ def episode_views(episodes: list[dict[str, Any]], strings: StringTable) -> Views
     rows, details = [], []
     for (step, env, seed, hinted), episode in zip(keys, episodes, strict=True):
         transcript = episode.get("transcript")
-        messages = [m for m in (transcript if isinstance(transcript, list) else [])
-                    if isinstance(m, dict) and isinstance(m.get("role"), str)]  # fmt: skip
+        messages = [
+            m
+            for m in (transcript if isinstance(transcript, list) else [])
+            if isinstance(m, dict) and isinstance(m.get("role"), str)
+        ]
         rewards = episode.get("rewards") if isinstance(episode.get("rewards"), list) else None
         turns = sum(m["role"] == "assistant" for m in messages)
-        rows.append([step, env, seed, hinted, _number(episode.get("return")), turns,
-                     position.get((step, env, seed, not hinted), -1),
-                     _search(strings, *(m.get("content") for m in messages))])  # fmt: skip
-        facts = [("step", step), ("env", env), ("seed", seed),
-                 ("hint", "yes" if hinted else "no"), ("return", _number(episode.get("return"))),
-                 ("terminated", episode.get("terminated")),
-                 ("truncated", episode.get("truncated")), ("error", episode.get("error")),
-                 ("rewards", " ".join(map(preview, rewards)) if rewards else None)]  # fmt: skip
+        rows.append(
+            [
+                step,
+                env,
+                seed,
+                hinted,
+                _number(episode.get("return")),
+                turns,
+                position.get((step, env, seed, not hinted), -1),
+                _search(strings, *(m.get("content") for m in messages)),
+            ]
+        )
+        facts = [
+            ("step", step),
+            ("env", env),
+            ("seed", seed),
+            ("hint", "yes" if hinted else "no"),
+            ("return", _number(episode.get("return"))),
+            ("terminated", episode.get("terminated")),
+            ("truncated", episode.get("truncated")),
+            ("error", episode.get("error")),
+            ("rewards", " ".join(map(preview, rewards)) if rewards else None),
+        ]
         sections = [fields_section("Episode", facts, strings)]
         if hinted and episode.get("hint"):
             sections.append(_text("Hint", episode["hint"], strings))
