@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -99,6 +100,29 @@ class Completion:
     prompt_token_ids: list[int] | None = None
     """The prompt's token ids exactly as the model was fed them (a `TokenPrompt`'s own ids,
     or the rendered chat's): what a training sample conditions on. None where unknown."""
+
+
+def overflow_reply(
+    name: str, row: list[int], window: int, sampling: SamplingParams, first: bool
+) -> Completion:
+    """The empty 'length' reply to a prompt of `row` that fills a `window`-token context (a
+    served model rejects it; a local one would run past its trained positions, slowly and
+    into garbage). The `first` overflow of a backend warns once."""
+    if first:
+        warnings.warn(
+            f"{name}: a {len(row)}-token prompt fills the {window}-token context window; "
+            "replying empty (counted in context_overflows)",
+            stacklevel=4,
+        )
+    return Completion(
+        text="",
+        finish_reason="length",
+        prompt_tokens=len(row),
+        completion_tokens=0,
+        token_ids=[],
+        prompt_token_ids=list(row),
+        logprobs=[] if sampling.logprobs else None,
+    )
 
 
 @dataclass(frozen=True)

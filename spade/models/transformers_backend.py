@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import threading
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from spade.models.policy import (
     TokenPrompt,
     ToolSchema,
     check_tools_arg,
+    overflow_reply,
 )
 from spade.models.weights import weights_sha256
 
@@ -129,8 +129,10 @@ class TransformersPolicy:
         per_conv_tools = check_tools_arg(conversations, tools)
         if not conversations:
             return []
-        ids = [self.prompt_ids(conv, conv_tools)
-               for conv, conv_tools in zip(conversations, per_conv_tools, strict=True)]  # fmt: skip
+        ids = [
+            self.prompt_ids(conv, conv_tools)
+            for conv, conv_tools in zip(conversations, per_conv_tools, strict=True)
+        ]
         results: list[Completion | None] = [self._overflow(row, sampling) for row in ids]
         # Longest first: similar lengths share a batch (less padding), and running out of
         # memory shows on the first batch rather than the last.
@@ -164,13 +166,7 @@ class TransformersPolicy:
         if window is None or len(row) < window:
             return None
         self.context_overflows += 1
-        if self.context_overflows == 1:
-            warnings.warn(f"{self.name}: a {len(row)}-token prompt fills the {window}-token "
-                          "context window; replying empty (counted in context_overflows)",
-                          stacklevel=3)  # fmt: skip
-        return Completion(text="", finish_reason="length", prompt_tokens=len(row),
-                          completion_tokens=0, token_ids=[], prompt_token_ids=list(row),
-                          logprobs=[] if sampling.logprobs else None)  # fmt: skip
+        return overflow_reply(self.name, row, window, sampling, self.context_overflows == 1)
 
     @property
     def context_window(self) -> int | None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from spade.models.policy import (
     TokenPrompt,
     ToolSchema,
     check_tools_arg,
+    overflow_reply,
 )
 from spade.models.weights import weights_sha256
 
@@ -291,21 +291,8 @@ class VLLMPolicy:
         if len(row) < self.context_window:
             return None
         self.context_overflows += 1
-        if self.context_overflows == 1:
-            warnings.warn(
-                f"{self.name}: a {len(row)}-token prompt fills the {self.context_window}-token "
-                "context window; replying empty (counted in context_overflows)",
-                stacklevel=3,
-            )
-        return Completion(
-            text="",
-            finish_reason="length",
-            prompt_tokens=len(row),
-            completion_tokens=0,
-            token_ids=[],
-            prompt_token_ids=list(row),
-            logprobs=[] if sampling.logprobs else None,
-        )
+        window = self.context_window
+        return overflow_reply(self.name, row, window, sampling, self.context_overflows == 1)
 
     def _params(self, sampling: SamplingParams, index: int) -> Any:
         return self._vllm.SamplingParams(

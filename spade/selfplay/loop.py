@@ -48,7 +48,13 @@ from spade.selfplay.design_step import (
 )
 from spade.selfplay.designer import extract_code
 from spade.selfplay.generation import make_engine
-from spade.selfplay.memory import EnvMemory, MemoryEntry, cold_start_envs, new_entry_id
+from spade.selfplay.memory import (
+    ColdStartEnv,
+    EnvMemory,
+    MemoryEntry,
+    cold_start_envs,
+    new_entry_id,
+)
 from spade.selfplay.pool import level_metrics, procedural_envs
 from spade.selfplay.rewards import (
     DesignOutcome,
@@ -57,7 +63,6 @@ from spade.selfplay.rewards import (
     groups_with_signal,
 )
 from spade.selfplay.run_log import RunLog, mean_or_nan
-from spade.suites import load_suite
 
 
 class SelfPlayRun:
@@ -92,21 +97,17 @@ class SelfPlayRun:
     def _fixed_pool(self) -> list[PlayableEnv]:
         """The suite's train envs (within the turn cap, with `agent.fit_turn_cap`), then the
         procedural tasks of `pool.tasks`."""
-        suite = load_suite(self.config.fixed_suite, self.suites_root)
-        pool = [
+        return self._suite_pool(cold_start_envs(self.config.fixed_suite, self.suites_root))
+
+    def _suite_pool(self, suite_envs: list[ColdStartEnv]) -> list[PlayableEnv]:
+        """A suite's train envs with their levels (within the turn cap) and `pool.tasks`."""
+        playable = [
             PlayableEnv(
-                env.id,
-                env.source(),
-                env.entry.hint,
-                env.entry.kind,
-                env.entry.skill,
-                frozenset(env.entry.eval_seeds),
-                env.entry.max_turns,
-                env.entry.difficulty_levels or 1,
+                e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds, e.max_turns, e.levels
             )
-            for env in suite.envs_in("train")
+            for e in suite_envs
         ]
-        return self._within_turn_cap(pool) + procedural_envs(self.config.pool)
+        return self._within_turn_cap(playable) + procedural_envs(self.config.pool)
 
     def _within_turn_cap(self, pool: list[PlayableEnv]) -> list[PlayableEnv]:
         """With `agent.fit_turn_cap`, the suite envs whose stated budget fits in the turn cap:
@@ -287,13 +288,7 @@ class SelfPlayRun:
         """What a replay falls back on while memory is short: the cold-start suite's train envs
         (with their levels) and the procedural tasks of `pool.tasks`. With the same suite as
         `fixed_suite`, this is the fixed arm's pool, so the two modes differ by the designs."""
-        cold = [
-            PlayableEnv(
-                e.id, e.source, e.hint, e.kind, e.skill, e.eval_seeds, e.max_turns, e.levels
-            )
-            for e in self.cold_start
-        ]
-        return self._within_turn_cap(cold) + procedural_envs(self.config.pool)
+        return self._suite_pool(self.cold_start)
 
     def _at_level(self, env: PlayableEnv, rng: random.Random) -> PlayableEnv:
         """`env` at the level the scheduler draws for it (`pool.schedule_levels`), else as is."""
