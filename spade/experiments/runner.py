@@ -33,6 +33,7 @@ from spade.experiments.units import (
     train_config_text,
     units,
 )
+from spade.models.weights import weights_sha256
 from spade.selfplay.warmup.run import load_warmup_config
 
 Launcher = Callable[[Sequence[str]], int]
@@ -197,6 +198,8 @@ class Runner:
 
     def _train(self, unit: Unit, config_text: str) -> str:
         run_dir = self.layout.run_dir(unit, self.plan)
+        if not _finished(run_dir, self.plan.iterations):
+            self._warm_start_present()
         if not (run_dir / "config.yaml").is_file():
             self._clear(run_dir)
             config_file = run_dir.with_name(f"{run_dir.name}.config.yaml")
@@ -213,6 +216,8 @@ class Runner:
 
     def _evaluate(self, unit: Unit) -> str | None:
         checkpoint = checkpoint_of(self.plan, self.layout, unit)
+        if checkpoint == str(self.plan.warm_start.model):
+            self._warm_start_present()
         trainer = unit.trained_by
         if trainer is not None and not Path(checkpoint).is_dir():
             raise ExperimentError(
@@ -235,6 +240,30 @@ class Runner:
         )
         artifacts.record_evaluation(output, self.layout.artifacts(unit))
         return _scored_weights(output)
+
+    def _warm_start_present(self) -> None:
+        """Rebuild a recorded warm start whose weights are gone (run directories are not
+        committed, and a machine may not keep them): the same recipe, from scratch, must give
+        the recorded weights bit for bit, or nothing is trained from it."""
+        warm = Unit("warm")
+        recorded = artifacts.Recorded.read(self.layout.artifacts(warm))
+        if recorded is None or (self.plan.warm_start.model / "model.safetensors").is_file():
+            return
+        run_dir = self.layout.run_dir(warm, self.plan)
+        print(f"warm: {self.plan.warm_start.model} is gone; rebuilding it", file=sys.stderr)
+        self._clear(run_dir)
+        recipe = str(self.plan.warm_start.config)
+        self._launch(
+            warm, ["spade.cli.train", "warmup", "--config", recipe, "--run-dir", str(run_dir)]
+        )
+        rebuilt = weights_sha256(self.plan.warm_start.model) or "none"
+        if rebuilt != recorded.weights_sha256:
+            raise ExperimentError(
+                f"warm: the rebuilt warm start's weights {rebuilt[:12]} differ from the recorded "
+                f"{(recorded.weights_sha256 or 'none')[:12]}, so the units trained from it cannot "
+                f"be extended here; a new warm start is a new experiment"
+            )
+        print("warm: rebuilt; its weights match the recorded sha256", file=sys.stderr)
 
     def _run_dir_agrees(self, unit: Unit, run_dir: Path) -> None:
         text = (run_dir / "config.yaml").read_text(encoding="utf-8")

@@ -3,7 +3,8 @@
 The runner's logic (skip, resume, refuse, record) is what these tests check; a real unit
 trains a model for half an hour, so each command here writes what the real process writes
 (config.yaml, metrics.jsonl, weights, results.json, per-sample records) from its arguments
-in milliseconds. The real commands run in tests/experiments/test_runner_real.py (slow).
+in milliseconds. The real commands made the committed experiments (experiments/*/units);
+a unit's command on a real Ray cluster is tests/distributed/test_experiment_on_ray.py (slow).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class Processes:
         self.scorer = scorer
         self.fail_on = fail_on
         """A substring of a command line at which to stop half-way, as a kill would."""
+        self.warm_weights = "warm weights"
+        """What a warm start writes as its weights (a rebuild that is not reproducible)."""
 
     def __call__(self, argv: Sequence[str]) -> int:
         argv = list(argv)
@@ -70,7 +73,7 @@ class Processes:
         if killed:
             return
         _write(run_dir / "losses.jsonl", '{"step": 1, "loss": 1.0}\n')
-        _write(run_dir / "sft" / "model" / "model.safetensors", "warm weights")
+        _write(run_dir / "sft" / "model" / "model.safetensors", self.warm_weights)
 
     def _train(self, args: list[str], killed: bool) -> None:
         options = _options(args)

@@ -127,6 +127,24 @@ def test_a_lost_checkpoint_is_one_line_naming_the_training_unit(plan_path: Path)
         runner(plan_path, Processes()).run(only=["fixed/seed0/ladder0"])
 
 
+def test_a_lost_warm_start_is_rebuilt_and_must_give_the_recorded_weights(
+    plan_path: Path,
+) -> None:
+    runner(plan_path, Processes()).run(only=["warm", "fixed/seed0"])
+    warm_dir = plan_path.parents[2] / "runs/warm"
+    shutil.rmtree(warm_dir)  # a new machine: run directories are not committed
+    processes = Processes()
+    report = runner(plan_path, processes).run(only=["spade/seed0/train"])
+    assert report.done == ["spade/seed0/train"]
+    assert processes.commands("spade.cli.train")[0][:2] == ["warmup", "--config"]
+    shutil.rmtree(warm_dir)
+    different = Processes()
+    different.warm_weights = "other warm weights"
+    with pytest.raises(ExperimentError, match="rebuilt warm start's weights .* differ from the"):
+        runner(plan_path, different).run(only=["spade/seed1/train"])
+    assert not (plan_path.parent / "units/spade/seed1/train").exists()
+
+
 def test_bad_plans_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "plan.yaml"
     cases = {
