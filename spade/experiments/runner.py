@@ -174,27 +174,25 @@ class Runner:
 
     def _warm(self, unit: Unit) -> str:
         run_dir = self.layout.run_dir(unit, self.plan)
-        recipe = self.plan.warm_start.config
-        if not (run_dir / "sft" / "model" / "model.safetensors").is_file():
+        if not self._warm_weights().is_file():
             if (run_dir / "config.yaml").is_file():
                 self._run_dir_agrees(unit, run_dir)
                 self._launch(unit, ["spade.cli.train", "warmup", "--resume", str(run_dir)])
             else:
-                self._clear(run_dir)
-                self._launch(
-                    unit,
-                    [
-                        "spade.cli.train",
-                        "warmup",
-                        "--config",
-                        str(recipe),
-                        "--run-dir",
-                        str(run_dir),
-                    ],
-                )
+                self._warm_from_scratch(unit, run_dir)
         else:
             self._run_dir_agrees(unit, run_dir)
         return artifacts.record_warm(run_dir, self.layout.artifacts(unit))
+
+    def _warm_weights(self) -> Path:
+        return self.plan.warm_start.model / "model.safetensors"
+
+    def _warm_from_scratch(self, unit: Unit, run_dir: Path) -> None:
+        self._clear(run_dir)
+        recipe = str(self.plan.warm_start.config)
+        self._launch(
+            unit, ["spade.cli.train", "warmup", "--config", recipe, "--run-dir", str(run_dir)]
+        )
 
     def _train(self, unit: Unit, config_text: str) -> str:
         run_dir = self.layout.run_dir(unit, self.plan)
@@ -247,15 +245,10 @@ class Runner:
         the recorded weights bit for bit, or nothing is trained from it."""
         warm = Unit("warm")
         recorded = artifacts.Recorded.read(self.layout.artifacts(warm))
-        if recorded is None or (self.plan.warm_start.model / "model.safetensors").is_file():
+        if recorded is None or self._warm_weights().is_file():
             return
-        run_dir = self.layout.run_dir(warm, self.plan)
         print(f"warm: {self.plan.warm_start.model} is gone; rebuilding it", file=sys.stderr)
-        self._clear(run_dir)
-        recipe = str(self.plan.warm_start.config)
-        self._launch(
-            warm, ["spade.cli.train", "warmup", "--config", recipe, "--run-dir", str(run_dir)]
-        )
+        self._warm_from_scratch(warm, self.layout.run_dir(warm, self.plan))
         rebuilt = weights_sha256(self.plan.warm_start.model) or "none"
         if rebuilt != recorded.weights_sha256:
             raise ExperimentError(

@@ -288,10 +288,10 @@ class VLLMPolicy:
 
     def _overflow(self, row: list[int], sampling: SamplingParams) -> Completion | None:
         # vLLM refuses a whole batch over one prompt that leaves no room to generate.
-        if len(row) < self.context_window:
+        window = self.context_window
+        if len(row) < window:
             return None
         self.context_overflows += 1
-        window = self.context_window
         return overflow_reply(self.name, row, window, sampling, self.context_overflows == 1)
 
     def _params(self, sampling: SamplingParams, index: int) -> Any:
