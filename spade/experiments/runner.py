@@ -34,6 +34,7 @@ from spade.experiments.units import (
     units,
 )
 from spade.models.weights import weights_sha256
+from spade.rl.checkpoint import latest_checkpoint
 from spade.selfplay.warmup.run import load_warmup_config
 
 Launcher = Callable[[Sequence[str]], int]
@@ -198,7 +199,7 @@ class Runner:
         run_dir = self.layout.run_dir(unit, self.plan)
         if not _finished(run_dir, self.plan.iterations):
             self._warm_start_present()
-        if not (run_dir / "config.yaml").is_file():
+        if not _resumable(run_dir):
             self._clear(run_dir)
             config_file = run_dir.with_name(f"{run_dir.name}.config.yaml")
             config_file.parent.mkdir(parents=True, exist_ok=True)
@@ -278,6 +279,14 @@ class Runner:
 
 def _selected(name: str, only: Sequence[str]) -> bool:
     return any(name == pick or name.startswith(pick.rstrip("/") + "/") for pick in only)
+
+
+def _resumable(run_dir: Path) -> bool:
+    """A training run cut off before its first checkpoint has nothing to resume from: it
+    starts again from scratch rather than failing on `--resume`."""
+    return (run_dir / "config.yaml").is_file() and (
+        latest_checkpoint(run_dir / "checkpoints") is not None or _finished(run_dir, 0)
+    )
 
 
 def _finished(run_dir: Path, iterations: int) -> bool:

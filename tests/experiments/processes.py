@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from spade.models.weights import weights_sha256
+from spade.rl.checkpoint import MARKER, checkpoint_name
 from spade.selfplay.config import dump_config, load_config
 from spade.selfplay.warmup.run import load_warmup_config
 
@@ -41,6 +42,8 @@ class Processes:
         self.scorer = scorer
         self.fail_on = fail_on
         """A substring of a command line at which to stop half-way, as a kill would."""
+        self.killed_before_a_checkpoint = False
+        """Whether a kill at `fail_on` comes before the run's first checkpoint."""
         self.warm_weights = "warm weights"
         """What a warm start writes as its weights (a rebuild that is not reproducible)."""
 
@@ -85,6 +88,10 @@ class Processes:
             _write(run_dir / "config.yaml", dump_config(config))
         config = load_config(run_dir / "config.yaml")
         done = config.iterations // 2 if killed else config.iterations
+        if killed and self.killed_before_a_checkpoint:
+            return
+        for step in range(done):  # as the learner does: one complete checkpoint an iteration
+            _write(run_dir / "checkpoints" / checkpoint_name(step) / MARKER, "{}")
         lines = [json.dumps({"step": step, "agent/return": 0.1 * step, "envs/win_rate": 0.05,
                              "samples/agent": 32, "update/agent/tokens": 900})
                  for step in range(done)]  # fmt: skip

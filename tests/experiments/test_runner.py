@@ -70,6 +70,20 @@ def test_a_killed_training_unit_resumes_and_done_units_are_not_redone(plan_path:
     assert all(c[0] != "--resume" for c in train[1:])
 
 
+def test_a_training_unit_killed_before_its_first_checkpoint_starts_again(
+    plan_path: Path,
+) -> None:
+    killed = Processes(fail_on="seed1.config.yaml")
+    killed.killed_before_a_checkpoint = True
+    with pytest.raises(KeyboardInterrupt):
+        runner(plan_path, killed).run()
+
+    processes = Processes()
+    report = runner(plan_path, processes).run()
+    assert report.done[0] == "spade/seed1/train"
+    assert all(c[0] != "--resume" for c in processes.commands("spade.cli.train"))
+
+
 def test_a_unit_cut_off_while_recording_is_redone(plan_path: Path) -> None:
     runner(plan_path, Processes()).run()
     where = plan_path.parent / "units/fixed/seed2/ladder0"
