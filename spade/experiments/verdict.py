@@ -177,18 +177,24 @@ def _test_section(experiment: Experiment, primary: Effect | None) -> list[str]:
         f"**{first.label} = {primary.mean:+.3f}** [{primary.lo:+.3f}, {primary.hi:+.3f}] "
         f"over {n} seed(s)"
     )
+    floor = _at_floor(primary)
     if n < 2:
-        return [*lines, f"{headline}; one seed gives no test and no between-seed spread.", ""]
+        return [
+            *lines,
+            f"{headline}; one seed gives no test and no between-seed spread.",
+            *floor,
+            "",
+        ]
     decision = "rejects" if primary.p_value < plan.test.alpha else "does not reject"
     lines += [
         f"{headline}; p = {primary.p_value:.3f}: the test {decision} "
         f'"no difference" at α = {plan.test.alpha}.',
         "",
     ]
-    floor = min_attainable_p(n, first.alternative)
-    reachable = floor < plan.test.alpha
+    smallest = min_attainable_p(n, first.alternative)
+    reachable = smallest < plan.test.alpha
     lines.append(
-        f"- The smallest p-value {n} seeds can give is {floor:.3f}"
+        f"- The smallest p-value {n} seeds can give is {smallest:.3f}"
         + ("." if reachable else " (not below α: this many seeds cannot reach significance).")
     )
     spread = stdev(primary.differences)
@@ -198,7 +204,20 @@ def _test_section(experiment: Experiment, primary: Effect | None) -> list[str]:
         f"{n} seeds (power {plan.test.power}, α {plan.test.alpha}): "
         + (f"{mde:.3f}." if math.isfinite(mde) else "none (see above).")
     )
-    return [*lines, ""]
+    return [*lines, *floor, ""]
+
+
+def _at_floor(primary: Effect) -> list[str]:
+    """A note when both arms score 0 at every seed: no number of seeds can then show a
+    difference on the primary metric, and a reader should know it before reading p."""
+    if any(a or b for a, b, _ in primary.per_seed):
+        return []
+    return [
+        "",
+        "- Both arms score 0 on the primary metric at every seed evaluated: it sits at its "
+        "floor, where no number of seeds can show a difference; only the secondary metrics "
+        "(exploratory) can move.",
+    ]
 
 
 def _per_seed_section(experiment: Experiment) -> list[str]:

@@ -60,6 +60,7 @@ def test_verdict_reports_the_test_seeds_budget_and_status(plan_path: Path) -> No
     assert "The smallest p-value 3 seeds can give is 0.125 (not below α" in text
     assert "| fixed | 2 | 2 | — | 64 | — | 1800 |" in text  # iterations, ..., agent tokens
     assert "## Deviations from the plan\n\nNone." in text
+    assert "sits at its floor" not in text  # solved samples
 
 
 def test_an_interim_look_says_so(plan_path: Path) -> None:
@@ -70,6 +71,12 @@ def test_an_interim_look_says_so(plan_path: Path) -> None:
     assert "**Status: interim look** (7 of 15 units done)" in text
     assert "spade/seed1/train" in text
     assert "one seed gives no test" in text
+
+
+def test_a_primary_metric_at_its_floor_is_named(plan_path: Path) -> None:
+    run_all(plan_path, scorer=lambda arm, seed, sample_id: 0.0)
+    text = write_verdict(plan_path.parent)[0].read_text()
+    assert "it sits at its floor, where no number of seeds can show a difference" in text
 
 
 def test_verdict_and_figures_regenerate_byte_for_byte_without_run_dirs(
