@@ -18,6 +18,7 @@ from tqdm import tqdm
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.sandbox_choice import add_sandbox_argument, use_sandbox
 from spade.distributed import LOCAL, Cluster, ClusterError, Shard, ShardFailed, Workers, run_sharded
+from spade.evals.ahead import ahead_of
 from spade.evals.declarations import Declaration, DeclarationError
 from spade.evals.run import (
     BenchmarkRun,
@@ -31,7 +32,15 @@ from spade.evals.run import (
 )
 from spade.evals.side_by_side import Job, run_side_by_side
 from spade.models.policy import PolicyError
-from spade.rollout import CompletionCache, PolicyResponder, Predictions, PredictionsError, Responder
+from spade.rollout import (
+    Chains,
+    CompletionCache,
+    PolicyResponder,
+    Predictions,
+    PredictionsError,
+    Responder,
+    describe_critical_path,
+)
 from spade.sandbox import SandboxConfig, describe_backend, resolve_backend
 from spade.suites import SuiteError
 
@@ -187,7 +196,7 @@ def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]
     }
     # A batching engine takes large batches: a responder batch is one call, not a limit.
     batch = args.batch_size or (64 if batches_callers(policy) else DEFAULT_BATCH)
-    return PolicyResponder(policy, model_key, cache, batch), checkpoint
+    return PolicyResponder(policy, model_key, cache, batch, Chains()), checkpoint
 
 
 def plan(
@@ -215,12 +224,17 @@ def run_all(
     if runs_code(declarations):  # they run generated code
         resolve_backend()  # no usable sandbox: one line and exit 2, before any sample runs
     at_once = jobs(args.jobs, len(declarations), respond)
+    ahead = at_once > 1 and batches_callers(getattr(respond, "policy", None))
     bar = _Progress(at_once)
 
     def job(d: Declaration) -> Job[BenchmarkRun]:
         ids = given.get(d.name)
-        run = partial(run_benchmark, d, respond, args.data_dir, ids, preset, args.limit, bar.update)
-        return Job(d.runner, run)
+        # lm-eval scores on the main thread in turn; on an engine that batches callers its
+        # generation need not wait for that turn.
+        early = ahead_of(d, respond, args.data_dir, ids, preset, args.limit) if ahead else None
+        ask = respond if early is None else early
+        run = partial(run_benchmark, d, ask, args.data_dir, ids, preset, args.limit, bar.update)
+        return Job(d.runner, run, early.fetch if early else None)
 
     runs = run_side_by_side([job(d) for d in declarations], at_once)
     bar.close()
@@ -420,12 +434,15 @@ def main(argv: list[str] | None = None) -> int:
     use_sandbox("spade-eval", SandboxConfig(backend=args.backend))
     try:
         at_once = 1  # a Ray run shards each benchmark in turn
+        critical_path = None  # generated elsewhere (Ray workers) or not at all (predictions)
         if args.ray is not None:
             runs, preset, checkpoint, sandbox = run_on_ray(args)
         else:
             respond, checkpoint = make_responder(args)
             runs, preset, at_once = run_all(args, respond)
             sandbox = describe_backend()
+            if isinstance(respond, PolicyResponder) and respond.chains is not None:
+                critical_path = respond.chains.summary()
     except (
         DeclarationError,
         PredictionsError,
@@ -445,10 +462,12 @@ def main(argv: list[str] | None = None) -> int:
         "command": shlex.join(command),
         "sandbox": sandbox,
     }
-    document = results_document(runs, checkpoint, settings)
+    document = results_document(runs, checkpoint, settings, critical_path)
     output = args.output or default_output(args)
     path = write_results(output, document, runs)
     print_summary(document)
+    if line := describe_critical_path(critical_path):
+        print(line)
     print(f"\nresults: {path}")
     from spade.cli.leaderboard_actions import apply_leaderboard_actions
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import random
 import tempfile
+import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,8 @@ from spade.evals.lm_eval_bridge import ResponderLM, decode_chat
 from spade.evals.lm_eval_tasks import DocRef, LmEvalOptions, catalog, parse_options, render_tasks
 from spade.evals.samples import ProgressCallback, SampleResult
 from spade.evals.scoring_alarms import Scored, score_with_retries
-from spade.rollout import Responder
+from spade.models.policy import Completion
+from spade.rollout import GenRequest, Responder
 
 if TYPE_CHECKING:
     from lm_eval.api.task import Task
@@ -60,7 +62,42 @@ class LmEvalBenchmark:
         if not wanted:
             return []
         refs = self._lookup(wanted, data_dir)
-        with _global_rngs_kept(), tempfile.TemporaryDirectory(prefix="spade-lm-eval-") as tmp:
+        logged, model, scoring = self._simple(refs, respond, data_dir)
+        if progress is not None:
+            progress(len(wanted))
+        results = {r.sample_id: r for r in self._results(logged, model, refs, scoring)}
+        return [results[sample_id] for sample_id in wanted]
+
+    def requests(self, ids: list[str], data_dir: Path | None) -> list[GenRequest]:
+        """The generation requests `run(ids, ...)` makes, built by lm-eval exactly as there
+        (same seeds, same prompts) but neither answered nor scored: what a run can send to
+        the engine ahead of its turn on the main thread (`spade.evals.ahead`)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        collected: list[GenRequest] = []
+
+        def collect(requests: Sequence[GenRequest]) -> list[list[Completion]]:
+            collected.extend(requests)
+            raise _Collected
+
+        with suppress(_Collected):
+            self._simple(self._lookup(wanted, data_dir), collect, data_dir)
+        return collected
+
+    # -- lm-eval ---------------------------------------------------------------------------
+    def _simple(
+        self, refs: dict[str, DocRef], respond: Responder, data_dir: Path | None
+    ) -> tuple[dict[str, list[dict[str, Any]]], ResponderLM, Scoring]:
+        """lm-eval's run of the docs `refs`: its logged samples, the model, how scoring went.
+        One at a time in the process: lm-eval reseeds the global generators, and task loading
+        draws from them (GPQA shuffles its options), so two runs at once could change each
+        other's prompts."""
+        with (
+            _LM_EVAL,
+            _global_rngs_kept(),
+            tempfile.TemporaryDirectory(prefix="spade-lm-eval-") as tmp,
+        ):
             task_set = render_tasks(self.declaration, self.options, data_dir, Path(tmp))
             # Positions follow dataset order: lm-eval numbers the selected docs in that order.
             by_task: dict[str, list[DocRef]] = defaultdict(list)
@@ -75,12 +112,8 @@ class LmEvalBenchmark:
             model = ResponderLM(respond, self.declaration.name, sampling, sample_ids)
             scoring: Scoring = {}
             logged = self._evaluate(model, task_set.task_manager(), by_task, scoring)
-        if progress is not None:
-            progress(len(wanted))
-        results = {r.sample_id: r for r in self._results(logged, model, refs, scoring)}
-        return [results[sample_id] for sample_id in wanted]
+        return logged, model, scoring
 
-    # -- lm-eval ---------------------------------------------------------------------------
     def _evaluate(
         self,
         model: ResponderLM,
@@ -180,7 +213,11 @@ class LmEvalBenchmark:
     # -- ids -------------------------------------------------------------------------------
     def _catalog(self, data_dir: Path | None) -> list[DocRef]:
         if data_dir not in self._catalogs:
-            with _global_rngs_kept(), tempfile.TemporaryDirectory(prefix="spade-lm-eval-") as tmp:
+            with (
+                _LM_EVAL,
+                _global_rngs_kept(),
+                tempfile.TemporaryDirectory(prefix="spade-lm-eval-") as tmp,
+            ):
                 task_set = render_tasks(self.declaration, self.options, data_dir, Path(tmp))
                 try:
                     self._catalogs[data_dir] = catalog(task_set, self.options)
@@ -202,6 +239,14 @@ class LmEvalBenchmark:
         known = {ref.sample_id: ref for ref in self._catalog(data_dir)}
         check_known_ids(self.declaration.name, ids, known)
         return {i: known[i] for i in ids}
+
+
+class _Collected(Exception):  # noqa: N818 (a signal, not an error)
+    """Raised by `requests`' collector once lm-eval has handed it the requests."""
+
+
+_LM_EVAL = threading.RLock()
+"""Held by every lm-eval run and task loading in the process (see `LmEvalBenchmark._simple`)."""
 
 
 def _retried(process_results: ProcessResults, scoring: Scoring) -> ProcessResults:

@@ -180,8 +180,13 @@ def run_benchmark(
 
 
 def results_document(
-    runs: list[BenchmarkRun], checkpoint: dict[str, Any], settings: dict[str, Any]
+    runs: list[BenchmarkRun],
+    checkpoint: dict[str, Any],
+    settings: dict[str, Any],
+    critical_path: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """results.json; `critical_path` is `spade.rollout.Chains.summary()` of the run (None
+    where nothing was generated here: saved predictions, or shards on Ray workers)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -189,6 +194,7 @@ def results_document(
         "checkpoint": checkpoint,
         "settings": settings,
         "benchmarks": {run.declaration.name: run.summary() for run in runs},
+        "critical_path": critical_path,
     }
 
 

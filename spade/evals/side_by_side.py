@@ -8,7 +8,9 @@ decoded turn by turn) overlap with the rest instead of adding to them.
 
 lm-eval benchmarks run on the main thread, one after another: their scorers (math_verify)
 time themselves with SIGALRM, which only the main thread may set, and lm-eval reseeds the
-process's global generators around each run. Every other benchmark runs on a worker thread.
+process's global generators around each run. Their generation need not wait in line: a job's
+`ahead` starts on its own thread at once (`spade.evals.ahead` sends an lm-eval benchmark's
+requests to the engine there). Every other benchmark runs on a worker thread.
 Workers are daemon threads, so Ctrl-C or a failed benchmark ends the run at once rather than
 after the benchmarks still running.
 """
@@ -31,6 +33,9 @@ class Job(Generic[T]):
     runner: str
     """The declaration's runner: decides the thread it runs on."""
     run: Callable[[], T]
+    ahead: Callable[[], None] | None = None
+    """Work of this job to start at once on a thread of its own, before the job's turn (a
+    main-thread job's generation: `spade.evals.ahead`); `run` waits for what it needs."""
 
 
 def run_side_by_side(jobs: Sequence[Job[T]], at_once: int) -> list[T]:
@@ -38,7 +43,10 @@ def run_side_by_side(jobs: Sequence[Job[T]], at_once: int) -> list[T]:
     (1: one after another, in order, on this thread). The first job to fail fails the whole
     call with its own exception, without waiting for the jobs still running."""
     if at_once <= 1:
-        return [job.run() for job in jobs]
+        return [_in_turn(job) for job in jobs]
+    for job in jobs:
+        if job.ahead is not None:
+            threading.Thread(target=job.ahead, name="ahead", daemon=True).start()
     on_main = [i for i, job in enumerate(jobs) if job.runner in MAIN_THREAD_RUNNERS]
     elsewhere = [i for i, job in enumerate(jobs) if job.runner not in MAIN_THREAD_RUNNERS]
     board: _Board[T] = _Board(elsewhere)
@@ -54,6 +62,12 @@ def run_side_by_side(jobs: Sequence[Job[T]], at_once: int) -> list[T]:
             board.results[index] = result
     board.wait()
     return [board.results[i] for i in range(len(jobs))]
+
+
+def _in_turn(job: Job[T]) -> T:
+    if job.ahead is not None:
+        job.ahead()
+    return job.run()
 
 
 class _Board(Generic[T]):

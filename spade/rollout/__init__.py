@@ -8,6 +8,7 @@ prompted for evaluation or token-in for training.
 
 from spade.rollout.agent_prompt import action_from_reply, first_tool_call, system_prompt
 from spade.rollout.cache import CompletionCache, request_key
+from spade.rollout.chains import Chains, describe_critical_path
 from spade.rollout.env_episode import (
     HISTORY_CHARS,
     EnvDriver,
@@ -24,6 +25,7 @@ from spade.rollout.responders import PolicyResponder
 __all__ = [
     "HISTORY_CHARS",
     "POLICY",
+    "Chains",
     "CompletionCache",
     "Driver",
     "EnvDriver",
@@ -37,6 +39,7 @@ __all__ = [
     "Responder",
     "TokenTurn",
     "action_from_reply",
+    "describe_critical_path",
     "first_tool_call",
     "play",
     "read_predictions",

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
 from spade.models.policy import Completion, Policy, Prompt, SamplingParams, TokenPrompt
 from spade.rollout.cache import CompletionCache, request_key
+from spade.rollout.chains import Chains
 from spade.rollout.requests import GenRequest
 
 
@@ -24,16 +26,26 @@ class PolicyResponder:
         model_key: str,
         cache: CompletionCache | None = None,
         batch_size: int = 8,
+        chains: Chains | None = None,
     ) -> None:
         self.policy = policy
         self.model_key = model_key
         self.cache = cache
         self.batch_size = batch_size
+        self.chains = chains
+        """Where each sample's chain of calls is counted (the run's critical path), if kept."""
         self.generated_tokens = 0
         self.prompt_tokens = 0
         self._counts = threading.Lock()
 
     def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        started = time.perf_counter()
+        answered = self._answer(requests)
+        if self.chains is not None:
+            self.chains.record(requests, started, time.perf_counter())
+        return answered
+
+    def _answer(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
         draws = [(r, d, request_key(self.model_key, r, d)) for r in requests for d in range(r.n)]
         known = self.cache.get_many([key for _, _, key in draws]) if self.cache else {}
         missing = [(r, d, key) for r, d, key in draws if key not in known]

@@ -41,7 +41,9 @@ def bare_machine(tmp_path: Path) -> dict[str, str]:
             "LANG": "C.UTF-8", "SPADE_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
 
 
-def run(module: str, *args: str, env: dict[str, str], cwd: Path = ROOT, timeout: float = 120):
+def run(module: str, *args: str, env: dict[str, str], cwd: Path = ROOT, timeout: float = 600):
+    # The timeout only ends a hung command: importing torch and vLLM can take minutes on a
+    # machine whose cores are busy (120 s ran out here beside a training run).
     command = [sys.executable, "-m", module, *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd,
                           timeout=timeout)  # fmt: skip

@@ -11,6 +11,7 @@ still run in the sandbox, so the scores it moves are real.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -168,6 +169,13 @@ def test_ci_gate_passes_an_unchanged_run_and_fails_a_planted_regression(tmp_path
         assert lines[0].startswith(f"ok {name}: +0.000"), lines
         assert lines[1].startswith(f"  reproduction ok: all {score.n} samples reproduced"), lines
     assert cached_completions(cache_dir) == recorded, f"the replay generated: {RERECORD}"
+    # The critical path: every benchmark of the ci preset but `games` is one call a sample, and
+    # a game's sample records one reply per call, so its longest game is the longest chain.
+    longest = json.loads((tmp_path / "honest" / "results.json").read_text())["critical_path"]
+    games = (tmp_path / "honest" / "samples" / "games.jsonl").read_text().splitlines()
+    most = max(len(json.loads(line)["output"]) for line in games)
+    assert longest["longest"]["benchmark"] == "games" and longest["longest"]["turns"] == most
+    assert f"critical path: {most} dependent turns in games (" in honest.stdout
 
     plant = tmp_path / "plant"
     plant.mkdir()

@@ -70,7 +70,7 @@ class UserSimulator:
         if weights_sha256(path) != info.weights_sha256:
             return
         self._respond = PolicyResponder(
-            respond.policy, respond.model_key, respond.cache, self.batch_size
+            respond.policy, respond.model_key, respond.cache, self.batch_size, respond.chains
         )
         self._remember(info, shared_with_checkpoint=True)
 

@@ -1,0 +1,86 @@
+"""Requests sent ahead: an lm-eval benchmark's generation started before its turn.
+
+lm-eval benchmarks score on the main thread, one after another (`side_by_side`), so on an
+engine that batches concurrent callers their generation would also wait in line. `Ahead`
+splits one benchmark's run in two: `fetch` (on a worker thread, as soon as the run starts)
+builds the requests lm-eval will make and sends them to the engine beside every other
+benchmark's; the run on the main thread then asks `Ahead` itself as its responder, which
+answers from what was fetched. What is measured does not change: the requests are lm-eval's
+own, built with the same seeds, and any request the run makes that was not fetched (none,
+unless lm-eval built different prompts the second time) goes to the engine as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from spade.evals.benchmark import build_benchmark
+from spade.evals.declarations import Declaration
+from spade.evals.run import planned_ids
+from spade.models.policy import Completion
+from spade.rollout import GenRequest, Responder, request_key
+
+_KEY_MODEL = "ahead"
+"""Keys here only tell one request from another (the responder knows the model)."""
+
+
+class Ahead:
+    """A responder that answers from replies fetched ahead, and asks `respond` for the rest."""
+
+    def __init__(self, respond: Responder, requests: Callable[[], list[GenRequest]]) -> None:
+        self.respond = respond
+        self.requests = requests
+        """Builds the requests to fetch (run on the fetching thread)."""
+        self.fetched: dict[tuple[str, int], list[Completion]] = {}
+        self.misses = 0
+        """Requests of the run that had not been fetched (answered by `respond`)."""
+        self._done = threading.Event()
+        self._failure: BaseException | None = None
+
+    def fetch(self) -> None:
+        """Build the requests and have them answered; a failure is raised to the run."""
+        try:
+            requests = self.requests()
+            answers = self.respond(requests)
+            self.fetched = {_key(r): a for r, a in zip(requests, answers, strict=True)}
+        except BaseException as exc:  # the run on the main thread raises it
+            self._failure = exc
+        finally:
+            self._done.set()
+
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        self._done.wait()
+        if self._failure is not None:
+            raise self._failure
+        missing = [r for r in requests if _key(r) not in self.fetched]
+        self.misses += len(missing)
+        answers = self.respond(missing) if missing else []
+        answered = dict(zip(map(_key, missing), answers, strict=True))
+        return [self.fetched[k] if k in self.fetched else answered[k] for k in map(_key, requests)]
+
+
+def ahead_of(
+    declaration: Declaration,
+    respond: Responder,
+    data_dir: Path | None,
+    ids: list[str] | None,
+    preset: str | None,
+    limit: int | None,
+) -> Ahead | None:
+    """An `Ahead` for a benchmark that can build its requests before it runs (lm-eval's), on
+    the ids `run_benchmark` will choose; None for any other benchmark."""
+    benchmark = build_benchmark(declaration)
+    build = getattr(benchmark, "requests", None)
+    if build is None:
+        return None
+
+    def requests() -> list[GenRequest]:
+        return list(build(planned_ids(declaration, data_dir, ids, preset, limit), data_dir))
+
+    return Ahead(respond, requests)
+
+
+def _key(request: GenRequest) -> tuple[str, int]:
+    return request_key(_KEY_MODEL, request, 0), request.n
