@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -18,7 +19,7 @@ from tqdm import tqdm
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.sandbox_choice import add_sandbox_argument, use_sandbox
 from spade.distributed import LOCAL, Cluster, ClusterError, Shard, ShardFailed, Workers, run_sharded
-from spade.evals.ahead import ahead_of
+from spade.evals.ahead import Ahead, ahead_of
 from spade.evals.declarations import Declaration, DeclarationError
 from spade.evals.run import (
     BenchmarkRun,
@@ -234,11 +235,18 @@ def run_all(
         early = ahead_of(d, respond, args.data_dir, ids, preset, args.limit) if ahead else None
         ask = respond if early is None else early
         run = partial(run_benchmark, d, ask, args.data_dir, ids, preset, args.limit, bar.update)
-        return Job(d.runner, run, early.fetch if early else None)
+        if early is None:
+            return Job(d.runner, run)
+        return Job(d.runner, partial(_when_ready, early, run), early.fetch)
 
     runs = run_side_by_side([job(d) for d in declarations], at_once)
     bar.close()
     return runs, preset, at_once
+
+
+def _when_ready(early: Ahead, run: Callable[[], BenchmarkRun]) -> BenchmarkRun:
+    early.ready()
+    return run()
 
 
 def jobs(given: int | None, benchmarks: int, respond: Responder) -> int:

@@ -50,10 +50,16 @@ class Ahead:
         finally:
             self._done.set()
 
-    def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
+    def ready(self) -> None:
+        """Wait until the fetch is done (raising its failure). The run must call this before
+        it starts: lm-eval's run holds the process's lm-eval lock, which the fetch needs to
+        build its requests, so waiting inside the run would wait forever."""
         self._done.wait()
         if self._failure is not None:
             raise self._failure
+
+    def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        self.ready()
         missing = [r for r in requests if _key(r) not in self.fetched]
         self.misses += len(missing)
         answers = self.respond(missing) if missing else []

@@ -106,3 +106,23 @@ def test_a_jobs_ahead_starts_before_its_turn_on_the_main_thread() -> None:
     jobs = [Job("lm_eval", first), Job("lm_eval", lambda: "second", second_started.set)]
     assert run_side_by_side(jobs, at_once=2) == ["first", "second"]
     assert run_side_by_side([Job("lm_eval", lambda: "alone", lambda: None)], 1) == ["alone"]
+
+
+def test_a_run_waiting_for_its_fetch_does_not_hold_the_lm_eval_lock() -> None:
+    """spade-eval's order: the main thread waits for the fetch (`ready`) before its lm-eval
+    run takes the lock the fetch needs to build its requests. (Waiting inside the run
+    deadlocked a real quick-preset run.)"""
+    plain = Run("gsm8k")
+    ahead = Ahead(Calls(plain.texts), lambda: build_benchmark(plain.declaration).requests(  # type: ignore[attr-defined]
+        list(plain.texts), DATA_DIR))  # fmt: skip
+
+    def run() -> int:
+        ahead.ready()
+        return len(run_benchmark(plain.declaration, ahead, DATA_DIR, ids=list(plain.texts)).samples)
+
+    done: list[int] = []
+    main = threading.Thread(target=lambda: done.extend(run_side_by_side(
+        [Job("lm_eval", run, ahead.fetch)], at_once=2)), daemon=True)  # fmt: skip
+    main.start()
+    main.join(timeout=300)
+    assert done == [len(plain.texts)] and ahead.misses == 0
