@@ -60,11 +60,12 @@ class Ahead:
 
     def __call__(self, requests: Sequence[GenRequest]) -> list[list[Completion]]:
         self.ready()
-        missing = [r for r in requests if _key(r) not in self.fetched]
+        keys = [_key(r) for r in requests]
+        missing = [(k, r) for k, r in zip(keys, requests, strict=True) if k not in self.fetched]
         self.misses += len(missing)
-        answers = self.respond(missing) if missing else []
-        answered = dict(zip(map(_key, missing), answers, strict=True))
-        return [self.fetched[k] if k in self.fetched else answered[k] for k in map(_key, requests)]
+        answers = self.respond([r for _, r in missing]) if missing else []
+        answered = dict(zip([k for k, _ in missing], answers, strict=True))
+        return [self.fetched[k] if k in self.fetched else answered[k] for k in keys]
 
 
 def ahead_of(
@@ -83,7 +84,9 @@ def ahead_of(
         return None
 
     def requests() -> list[GenRequest]:
-        return list(build(planned_ids(declaration, data_dir, ids, preset, limit), data_dir))
+        # The same benchmark picks the ids and builds the requests: one lm-eval catalog.
+        chosen = planned_ids(declaration, data_dir, ids, preset, limit, benchmark)
+        return list(build(chosen, data_dir))
 
     return Ahead(respond, requests)
 

@@ -118,13 +118,15 @@ def planned_ids(
     ids: list[str] | None = None,
     preset: str | None = None,
     limit: int | None = None,
+    benchmark: Benchmark | None = None,
 ) -> list[str]:
-    """The ids `run_benchmark` would run (its data verified first): what a sharded run splits."""
+    """The ids `run_benchmark` would run (its data verified first): what a sharded run splits.
+    `benchmark`: the declaration's, when the caller has built it already."""
     if data_dir is not None:
         declaration.verify_data(data_dir)
     if ids is not None:
         return ids
-    benchmark = build_benchmark(declaration)
+    benchmark = benchmark or build_benchmark(declaration)
     return choose_ids(declaration, benchmark, benchmark.sample_ids(data_dir), preset, limit)
 
 

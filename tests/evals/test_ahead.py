@@ -56,8 +56,8 @@ def test_a_run_through_ahead_asks_the_engine_once_and_scores_the_same() -> None:
     what was fetched."""
     plain = Run("gsm8k")
     replay = Calls(plain.texts)
-    ahead = Ahead(replay, lambda: build_benchmark(plain.declaration).requests(  # type: ignore[attr-defined]
-        list(plain.texts), DATA_DIR))  # fmt: skip
+    ahead = ahead_of(plain.declaration, replay, DATA_DIR, list(plain.texts), None, None)
+    assert ahead is not None
     fetching = threading.Thread(target=ahead.fetch)
     fetching.start()
     other = Run("mmlu_stem")
@@ -113,8 +113,8 @@ def test_a_run_waiting_for_its_fetch_does_not_hold_the_lm_eval_lock() -> None:
     run takes the lock the fetch needs to build its requests. (Waiting inside the run
     deadlocked a real quick-preset run.)"""
     plain = Run("gsm8k")
-    ahead = Ahead(Calls(plain.texts), lambda: build_benchmark(plain.declaration).requests(  # type: ignore[attr-defined]
-        list(plain.texts), DATA_DIR))  # fmt: skip
+    ahead = ahead_of(plain.declaration, Calls(plain.texts), DATA_DIR, list(plain.texts), None, None)
+    assert ahead is not None
 
     def run() -> int:
         ahead.ready()
