@@ -118,6 +118,10 @@ class Deviation(_Strict):
 
     date: date
     what: str
+    drops: list[str] = Field(
+        default_factory=list,
+        description="units this change leaves out, by name (e.g. spade/seed0/general)",
+    )
 
 
 class Plan(_Strict):
@@ -155,6 +159,11 @@ class Plan(_Strict):
         if not any(arm.trained for arm in self.arms.values()):
             raise ValueError("no arm is trained: give at least one arm a config")
         return self
+
+    @property
+    def dropped(self) -> set[str]:
+        """Units a deviation leaves out: they are not run and the verdict names them."""
+        return {name for deviation in self.deviations for name in deviation.drops}
 
     def arms_of(self, eval_set: str) -> list[str]:
         chosen = self.evaluation.sets[eval_set].arms

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import yaml
 
-from spade.experiments.plan import WARM, Plan
+from spade.experiments.plan import WARM, Plan, PlanError
 from spade.selfplay.config import dump_config, load_config
 
 UnitKind = Literal["warm", "train", "eval"]
@@ -45,10 +45,12 @@ class Unit:
 
 
 def units(plan: Plan) -> list[Unit]:
-    """Every unit, in the order they run: the warm start; the checkpoint arms on the primary
-    metric's evaluation set; per seed, every arm's training and that evaluation (so each
-    seed's registered comparison is complete before the next seed starts); then the other
-    evaluation sets, checkpoint arms first."""
+    """Every unit, in the order they run, less those a deviation drops: the warm start; the
+    checkpoint arms on the primary metric's evaluation set; per seed, every arm's training
+    and then its evaluations, the primary set first (so each seed's registered comparison is
+    complete before the next seed starts, and every evaluation of a trained checkpoint runs
+    while it is still on disk: run directories are not committed and may not outlive a
+    session); then the checkpoint arms on the other sets."""
     first = plan.evaluation.primary.set
     later = [name for name in plan.evaluation.sets if name != first]
     fixed = [name for name, arm in plan.arms.items() if not arm.trained]
@@ -62,13 +64,13 @@ def units(plan: Plan) -> list[Unit]:
         order += evals(name, None, [first])
     for seed in plan.seeds:
         for name in trained:
-            order += [Unit("train", name, seed), *evals(name, seed, [first])]
+            order += [Unit("train", name, seed), *evals(name, seed, [first, *later])]
     for name in fixed:
         order += evals(name, None, later)
-    for seed in plan.seeds:
-        for name in trained:
-            order += evals(name, seed, later)
-    return order
+    unknown = sorted(plan.dropped - {unit.name for unit in order})
+    if unknown:
+        raise PlanError(f"deviations drop units the plan does not have: {', '.join(unknown)}")
+    return [unit for unit in order if unit.name not in plan.dropped]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from spade.evals.seed_stats import (
     sign_flip_test,
 )
 from spade.evals.stats import paired_delta
-from spade.experiments.plan import Comparison, MetricRef
+from spade.experiments.plan import Comparison, Deviation, MetricRef
 from spade.experiments.records import Experiment, Scores, env_of
 from spade.experiments.units import Unit
 
@@ -315,7 +315,14 @@ def _deviations(experiment: Experiment) -> list[str]:
     lines = ["## Deviations from the plan", ""]
     if not deviations:
         return [*lines, "None.", ""]
-    return [*lines, *(f"- {d.date.isoformat()}: {d.what}" for d in deviations), ""]
+    return [*lines, *(_deviation(d) for d in deviations), ""]
+
+
+def _deviation(deviation: Deviation) -> str:
+    line = f"- {deviation.date.isoformat()}: {deviation.what}"
+    if deviation.drops:
+        line += f" Units left out: {', '.join(deviation.drops)}."
+    return line
 
 
 def _p(value: float) -> str:

@@ -12,7 +12,7 @@ import yaml
 from spade.cli.experiment import main
 from spade.experiments import ExperimentError, Runner
 from spade.experiments.units import Unit
-from tests.experiments.conftest import plan_data
+from tests.experiments.conftest import plan_data, write_plan
 from tests.experiments.processes import Processes
 
 
@@ -206,3 +206,43 @@ def test_independent_units_run_at_the_same_time_with_workers(plan_path: Path) ->
                 f"{arm}/seed{seed}/ladder0"
             )
     assert runner(plan_path, Processes()).run(workers=3).done == []
+
+
+def test_a_trained_checkpoint_runs_every_evaluation_set_before_the_next_unit_trains(
+    tmp_path: Path,
+) -> None:
+    # Run directories are not committed and may not outlive a session: a checkpoint's
+    # evaluations run while it is on disk, not after the last seed.
+    sets = {"ladder0": {"args": ["--preset", "ladder0"]}, "general": {"args": ["--limit", "2"]}}
+    evaluation = {**plan_data(tmp_path)["evaluation"], "sets": sets}  # type: ignore[dict-item]
+    path = write_plan(tmp_path, evaluation=evaluation)
+    report = runner(path, Processes()).run(only=["warm", "fixed/seed0", "spade/seed0"])
+    assert report.done == [
+        "warm", "warm/ladder0",
+        "spade/seed0/train", "spade/seed0/ladder0", "spade/seed0/general",
+        "fixed/seed0/train", "fixed/seed0/ladder0", "fixed/seed0/general",
+        "warm/general",
+    ]  # fmt: skip
+
+
+def test_units_a_deviation_drops_are_not_run_and_the_verdict_names_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deviation = {"date": "2026-12-05", "what": "Seed 0 of fixed is lost.",
+                 "drops": ["fixed/seed0/train", "fixed/seed0/ladder0"]}  # fmt: skip
+    path = write_plan(tmp_path, deviations=[deviation])
+    report = runner(path, Processes()).run(only=["warm", "fixed/seed0", "fixed/seed1"])
+    assert report.done == ["warm", "warm/ladder0", "fixed/seed1/train", "fixed/seed1/ladder0"]
+    assert main(["status", str(path)]) == 0
+    assert "fixed/seed0" not in capsys.readouterr().out
+    assert main(["verdict", str(path.parent)]) == 0
+    verdict = (path.parent / "verdict.md").read_text()
+    assert "2026-12-05: Seed 0 of fixed is lost. Units left out: fixed/seed0/train," in verdict
+
+    deviation["drops"] = ["fixed/seed9/train"]
+    path = write_plan(tmp_path, deviations=[deviation])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["status", str(path)])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "drop units the plan does not have: fixed/seed9" in error
