@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +26,8 @@ def fail(message: str, code: int = USAGE_ERROR) -> NoReturn:
 
 def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     """Turn `UsageError`, `SandboxUnavailable` (no sandbox can run generated code here) and a
-    Ctrl-C into a one-line message and exit status."""
+    Ctrl-C into a one-line message and exit status; output piped into a reader that stops
+    early (`| head`) ends the command quietly, as `cat` does."""
 
     def decorate(main: Callable[..., int]) -> Callable[..., int]:
         @wraps(main)
@@ -36,6 +38,11 @@ def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., i
                 fail(f"{prog}: {exc}")
             except KeyboardInterrupt:
                 fail(f"{prog}: interrupted", 130)
+            except BrokenPipeError:
+                # The reader is gone: send what is left to /dev/null so the flush at exit
+                # cannot raise again, and exit as a process killed by SIGPIPE would.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                raise SystemExit(128 + 13) from None
 
         return run
 
