@@ -13,6 +13,7 @@ unless lm-eval built different prompts the second time) goes to the engine as be
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -36,11 +37,14 @@ class Ahead:
         self.fetched: dict[tuple[str, int], list[Completion]] = {}
         self.misses = 0
         """Requests of the run that had not been fetched (answered by `respond`)."""
+        self.started: float | None = None
+        """time.perf_counter() when the fetch began: a benchmark's time counts from here."""
         self._done = threading.Event()
         self._failure: BaseException | None = None
 
     def fetch(self) -> None:
         """Build the requests and have them answered; a failure is raised to the run."""
+        self.started = time.perf_counter()
         try:
             requests = self.requests()
             answers = self.respond(requests)

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from spade.envs.scaffold import Scaffold
-from spade.procedural import SchedulerConfig
+from spade.procedural import POOL_TASKS, SchedulerConfig
 from spade.rl.config import UpdateConfig
 from spade.sandbox import SandboxConfig
 from spade.selfplay.rewards import DESIGNER_REWARDS, NEEDS_REGRET, reward_kinds
@@ -99,7 +99,13 @@ class DesignerConfig(_Strict):
 
 
 class AgentConfig(_Strict):
-    plays: int = Field(2, ge=1, description="K: plays without hint, and K with (same seeds)")
+    plays: int = Field(
+        4,
+        ge=1,
+        description="K: plays without hint, and K with (same seeds); 4 so that an env's plays "
+        "differ in return often enough to give the agent a gradient (advantages are centred "
+        "within an env's plays)",
+    )
     turn_cap: int = Field(6, ge=1, description="most agent turns per episode")
     max_gen_toks: int = Field(64, ge=8, description="token budget of one agent reply")
     temperature: float = Field(1.0, ge=0.0)
@@ -111,7 +117,7 @@ class AgentConfig(_Strict):
         "designer still writes few valid envs",
     )
     envs_per_iteration: int | None = Field(
-        None,
+        4,
         ge=1,
         description="spade mode: replayed envs fill each iteration up to this many envs played "
         "(at least replay_envs), so the agent plays as many as a fixed-mode run "
@@ -143,7 +149,7 @@ class MemoryConfig(_Strict):
     references: int = Field(2, ge=0, description="reference envs in the designer prompt")
     excerpt_chars: int = Field(2000, ge=200)
     cold_start_suite: str = Field(
-        "spade-seed@1.1.0", description="references before memory (its train split only)"
+        "spade-seed@1.2.0", description="references before memory (its train split only)"
     )
 
 
@@ -152,14 +158,14 @@ class PoolConfig(_Strict):
     a difficulty ceiling per env with levels that rises as the policy solves its level."""
 
     tasks: dict[str, int] = Field(
-        default_factory=dict,
+        default_factory=lambda: dict(POOL_TASKS),
         description="Reasoning-Gym tasks added to the fixed baseline's pool as multi-turn envs "
         "(spade.procedural), each with the number of its curriculum's levels to use; "
         "spade.procedural.POOL_TASKS is the shipped pool",
     )
     attempts: int = Field(3, ge=1, description="answers a procedural episode allows")
     schedule_levels: bool = Field(
-        False,
+        True,
         description="play every env that has difficulty levels (suite envs of spade-seed@1.2.0, "
         "procedural tasks) at a level the scheduler draws; False: at its default, top level",
     )
@@ -302,7 +308,7 @@ class TrainConfig(_Strict):
     model: str = Field("smollm2-135m", description="HF model dir or built-in alias")
     mode: Mode = Field("spade", description="spade (self-play) or fixed (agent on a suite)")
     fixed_suite: str = Field(
-        "spade-seed@1.1.0", description="env pool of the fixed baseline (its train split only)"
+        "spade-seed@1.2.0", description="env pool of the fixed baseline (its train split only)"
     )
     iterations: int = Field(3, ge=1, description="self-play iterations (policy updates)")
     seed: int = 0

@@ -31,7 +31,7 @@ from spade.suites import load_suite
 from spade.suites.sources import MEMORY_FILE
 
 DEFAULT_CAPACITY = 200
-COLD_START_SUITE = "spade-seed@1.1.0"
+COLD_START_SUITE = "spade-seed@1.2.0"
 EXCERPT_MARKER = "# ... (excerpt cut here)"
 
 Band = Literal["in band", "too easy", "too hard"]
@@ -327,10 +327,19 @@ def cold_start_envs(
     """The `train` envs of a frozen suite (sha256-checked) as cold-start references: a
     held-out env is never shown to the designer nor replayed."""
     loaded = load_suite(suite, root)
-    return [ColdStartEnv(env.id, env.source(), env.entry.kind, env.entry.skill, env.entry.hint,
-                         frozenset(env.entry.eval_seeds), env.entry.max_turns,
-                         env.entry.difficulty_levels or 1)
-            for env in loaded.envs_in("train")]  # fmt: skip
+    return [
+        ColdStartEnv(
+            env.id,
+            env.source(),
+            env.entry.kind,
+            env.entry.skill,
+            env.entry.hint,
+            frozenset(env.entry.eval_seeds),
+            env.entry.max_turns,
+            env.entry.difficulty_levels or 1,
+        )
+        for env in loaded.envs_in("train")
+    ]
 
 
 def excerpt(source: str, max_chars: int = 2000) -> str:

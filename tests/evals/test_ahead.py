@@ -7,14 +7,16 @@ checked is that sending the generation ahead changes neither the prompts nor the
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 
 import pytest
 
+from spade.cli.eval import _when_ready
 from spade.evals.ahead import Ahead, ahead_of
 from spade.evals.benchmark import build_benchmark
 from spade.evals.lm_eval_runner import LmEvalBenchmark
-from spade.evals.run import run_benchmark
+from spade.evals.run import BenchmarkRun, run_benchmark
 from spade.evals.side_by_side import Job, run_side_by_side
 from spade.models.policy import Completion
 from spade.rollout import GenRequest, request_key
@@ -126,3 +128,17 @@ def test_a_run_waiting_for_its_fetch_does_not_hold_the_lm_eval_lock() -> None:
     main.start()
     main.join(timeout=300)
     assert done == [len(plain.texts)] and ahead.misses == 0
+
+
+def test_a_benchmark_sent_ahead_counts_its_seconds_from_the_fetch() -> None:
+    """Its scoring pass alone takes no time; the run's seconds still hold its generation."""
+    plain = Run("gsm8k")
+
+    def slow(requests: Sequence[GenRequest]) -> list[list[Completion]]:
+        time.sleep(0.5)
+        return [[] for _ in requests]
+
+    early = Ahead(slow, lambda: [])
+    early.fetch()
+    scoring = BenchmarkRun(plain.declaration, [], 0.0, {})
+    assert _when_ready(early, lambda: scoring).seconds >= 0.5

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -149,7 +150,12 @@ def expected_adapters(probes: list[Probe], base: str, prefix: str) -> list[tuple
 
 
 def cli_args(settings: dict[str, object]) -> list[str]:
-    return [a for key, value in settings.items() for a in ("--set", f"{key}={value}")]
+    """`--set key=value` for each setting, the value as YAML (None is `null`, {} is `{}`)."""
+    return [
+        a
+        for key, value in settings.items()
+        for a in ("--set", f"{key}={value if isinstance(value, str) else json.dumps(value)}")
+    ]
 
 
 def test_the_default_engine_is_the_learners_own_model(tiny_model_dir: Path, tmp_path: Path):

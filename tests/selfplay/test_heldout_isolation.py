@@ -53,11 +53,13 @@ def test_an_unsplit_suite_is_all_train() -> None:
 def test_no_training_mode_can_play_a_heldout_env(
     mode: str, tiny_model_dir: Path, tmp_path: Path, seed_suite: Suite
 ) -> None:
-    # Pools as large as the suite, so one draw of the envs to play is everything playable.
+    # Pools as large as the suite (no procedural tasks: they have no held-out split), so one
+    # draw of the envs to play is everything playable.
     overrides = {"model": str(tiny_model_dir), "mode": mode, "corpus.source": None,
                  "designer.designs_per_iteration": 17, "designer.group_size": 2,
                  "agent.replay_envs": 34, "freeze_at_end": False,
-                 "generation.backend": "live"}  # fmt: skip
+                 "generation.backend": "live", "pool.tasks": {},
+                 "agent.envs_per_iteration": 34}  # fmt: skip
     run = SelfPlayRun(load_config(None, overrides), tmp_path / "run", ROOT)
     train = {env.id: env for env in seed_suite.envs_in("train")}
     assert [env.id for env in run.cold_start] == list(train)

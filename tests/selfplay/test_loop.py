@@ -129,6 +129,11 @@ def tiny_config(model: Path, **extra: object) -> dict[str, object]:
         "agent.turn_cap": 3,
         "agent.max_gen_toks": 8,
         "agent.replay_envs": 0,
+        # The loop's logic on designed envs alone: no procedural pool filling the iteration
+        # (the plain defaults add one; the pool tests below set theirs).
+        "agent.envs_per_iteration": None,
+        "pool.tasks": {},
+        "pool.schedule_levels": False,
         "update.lr": 1e-3,
         "freeze_at_end": False,
         # The loop's own logic on the learner's model; the engines (and `auto`, the default,

@@ -213,12 +213,13 @@ def test_cold_start_references_fill_in_until_memory_has_envs_in_band() -> None:
 
 def test_cold_start_envs_come_from_the_frozen_seed_suite() -> None:
     envs = cold_start_envs(root=REPO / "envs_snapshots")
-    assert len(envs) == 22  # spade-seed@1.1.0's train split
+    assert len(envs) == 22  # spade-seed@1.2.0's train split
     assert {env.kind for env in envs} == {"game", "reasoning", "tool_use"}
     number = next(env for env in envs if env.id == "spade-seed/HiddenNumberEnv-v1")
-    frozen = REPO / "envs_snapshots/spade-seed/1.1.0/envs/hidden_number.py"
+    frozen = REPO / "envs_snapshots/spade-seed/1.2.0/envs/hidden_number.py"
     assert number.source == frozen.read_text() and number.skill == "search"
     assert all(env.hint for env in envs)  # replayed cold-start envs measure regret too
+    assert {env.levels for env in envs} == {5}  # replays are played at scheduled levels
 
 
 def test_memory_table() -> None:
