@@ -251,8 +251,7 @@ def _when_ready(early: Ahead, run: Callable[[], BenchmarkRun]) -> BenchmarkRun:
     they hold its generation as well as its scoring pass."""
     early.ready()
     done = run()
-    if early.started is None:
-        return done
+    assert early.started is not None  # the fetch set it before `ready` could return
     return replace(done, seconds=time.perf_counter() - early.started)
 
 

@@ -25,6 +25,7 @@ from spade.envs.scaffold import Scaffold
 from spade.procedural import POOL_TASKS, SchedulerConfig
 from spade.rl.config import UpdateConfig
 from spade.sandbox import SandboxConfig
+from spade.selfplay.memory import COLD_START_SUITE
 from spade.selfplay.rewards import DESIGNER_REWARDS, NEEDS_REGRET, reward_kinds
 
 Mode = Literal["spade", "fixed"]
@@ -149,7 +150,7 @@ class MemoryConfig(_Strict):
     references: int = Field(2, ge=0, description="reference envs in the designer prompt")
     excerpt_chars: int = Field(2000, ge=200)
     cold_start_suite: str = Field(
-        "spade-seed@1.2.0", description="references before memory (its train split only)"
+        COLD_START_SUITE, description="references before memory (its train split only)"
     )
 
 

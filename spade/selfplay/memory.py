@@ -327,19 +327,10 @@ def cold_start_envs(
     """The `train` envs of a frozen suite (sha256-checked) as cold-start references: a
     held-out env is never shown to the designer nor replayed."""
     loaded = load_suite(suite, root)
-    return [
-        ColdStartEnv(
-            env.id,
-            env.source(),
-            env.entry.kind,
-            env.entry.skill,
-            env.entry.hint,
-            frozenset(env.entry.eval_seeds),
-            env.entry.max_turns,
-            env.entry.difficulty_levels or 1,
-        )
-        for env in loaded.envs_in("train")
-    ]
+    return [ColdStartEnv(env.id, env.source(), env.entry.kind, env.entry.skill, env.entry.hint,
+                         frozenset(env.entry.eval_seeds), env.entry.max_turns,
+                         env.entry.difficulty_levels or 1)
+            for env in loaded.envs_in("train")]  # fmt: skip
 
 
 def excerpt(source: str, max_chars: int = 2000) -> str:
