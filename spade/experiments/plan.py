@@ -113,6 +113,21 @@ class Evaluation(_Strict):
     secondary: list[MetricRef] = Field(default_factory=list)
 
 
+class WarmRebuild(_Strict):
+    """The warm start built again from the plan's recipe, for seeds that cannot train from
+    the recorded one (its weights are gone, and a rebuild on another CPU differs in the last
+    bits). Each such seed records the rebuild it used as its own unit (`warm/seedK/build`)
+    and its arms, and the warm-start arm, are trained from and evaluated on that rebuild, so
+    every comparison within the seed stays paired."""
+
+    run_dir: Path = Field(description="where the rebuild is made (sft/model is the weights)")
+    seeds: list[int] = Field(min_length=1, description="the seeds that train from it")
+
+    @property
+    def model(self) -> Path:
+        return self.run_dir / "sft" / "model"
+
+
 class Deviation(_Strict):
     """A change of plan after registration, dated and named in the verdict."""
 
@@ -121,6 +136,9 @@ class Deviation(_Strict):
     drops: list[str] = Field(
         default_factory=list,
         description="units this change leaves out, by name (e.g. spade/seed0/general)",
+    )
+    warm_rebuild: WarmRebuild | None = Field(
+        None, description="seeds that train from a rebuilt warm start instead of the recorded one"
     )
 
 
@@ -158,12 +176,31 @@ class Plan(_Strict):
                 raise ValueError(f"comparison {comparison.label}: unknown arms {unknown}")
         if not any(arm.trained for arm in self.arms.values()):
             raise ValueError("no arm is trained: give at least one arm a config")
+        rebuilt = [s for d in self.deviations if d.warm_rebuild for s in d.warm_rebuild.seeds]
+        unknown_seeds = sorted(set(rebuilt) - set(self.seeds))
+        if unknown_seeds or len(set(rebuilt)) != len(rebuilt):
+            raise ValueError(
+                f"warm_rebuild seeds must be planned seeds, each rebuilt once: {rebuilt}"
+            )
         return self
 
     @property
     def dropped(self) -> set[str]:
         """Units a deviation leaves out: they are not run and the verdict names them."""
         return {name for deviation in self.deviations for name in deviation.drops}
+
+    def rebuild_of(self, seed: int | None) -> WarmRebuild | None:
+        """The rebuilt warm start `seed` trains from (None: the recorded one)."""
+        for deviation in self.deviations:
+            rebuild = deviation.warm_rebuild
+            if rebuild is not None and seed in rebuild.seeds:
+                return rebuild
+        return None
+
+    def warm_model(self, seed: int | None) -> Path:
+        """The warm-start weights seed `seed` trains from (None: the registered warm start)."""
+        rebuild = self.rebuild_of(seed)
+        return self.warm_start.model if rebuild is None else rebuild.model
 
     def arms_of(self, eval_set: str) -> list[str]:
         chosen = self.evaluation.sets[eval_set].arms

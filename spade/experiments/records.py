@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spade.experiments.plan import MetricRef, Plan, load_plan
+from spade.experiments.plan import WARM, MetricRef, Plan, load_plan
 from spade.experiments.units import Layout, Unit, units
 
 Scores = dict[str, float]
@@ -55,8 +55,11 @@ class Experiment:
         return [u for u in units(self.plan) if self.unit_record(u) is None]
 
     def eval_unit(self, arm: str, seed: int | None, eval_set: str) -> Unit:
-        trained = self.plan.arms[arm].trained
-        return Unit("eval", arm, seed if trained else None, eval_set)
+        """The evaluation that scores `arm` for `seed`: a trained arm's own, the warm start
+        that seed trained from, or a checkpoint arm's one evaluation."""
+        arm_plan = self.plan.arms[arm]
+        rebuilt = arm_plan.checkpoint == WARM and self.plan.rebuild_of(seed) is not None
+        return Unit("eval", arm, seed if arm_plan.trained or rebuilt else None, eval_set)
 
     def scores(self, arm: str, seed: int | None, ref: MetricRef) -> Scores | None:
         """Per-sample values of `ref` for an arm's seed (a checkpoint arm: its one

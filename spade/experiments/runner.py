@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from spade.experiments import artifacts
-from spade.experiments.plan import Plan, load_plan
+from spade.experiments.plan import WARM, Plan, load_plan
 from spade.experiments.units import (
     RUNS_ROOT,
     Layout,
@@ -31,7 +31,9 @@ from spade.experiments.units import (
     config_differences,
     eval_identity,
     train_config_text,
+    trained_by,
     units,
+    warm_unit,
 )
 from spade.models.weights import weights_sha256
 from spade.rl.checkpoint import latest_checkpoint
@@ -89,16 +91,25 @@ class Runner:
         self._agree(unit, recorded.identity, where / artifacts.UNIT_FILE)
         if not recorded.intact(where):
             return False
-        trainer = unit.trained_by
-        if trainer is not None:
-            source = artifacts.Recorded.read(self.layout.artifacts(trainer))
+        producer = self._producer(unit)
+        if producer is not None:
+            source = artifacts.Recorded.read(self.layout.artifacts(producer))
             if source is None or source.weights_sha256 != recorded.weights_sha256:
                 raise ExperimentError(
                     f"{unit.name}: scored weights {recorded.weights_sha256} but "
-                    f"{trainer.name} recorded {source.weights_sha256 if source else 'none'}; "
-                    f"remove {where} to score the recorded training run"
+                    f"{producer.name} recorded {source.weights_sha256 if source else 'none'}; "
+                    f"remove {where} to score the recorded weights"
                 )
         return True
+
+    def _producer(self, unit: Unit) -> Unit | None:
+        """The unit that recorded the weights an evaluation scores: a training run, or the
+        warm start for the arm that evaluates it (None: a fixed checkpoint)."""
+        if unit.kind != "eval":
+            return None
+        if self.plan.arms[unit.arm or ""].checkpoint == WARM:
+            return warm_unit(self.plan, unit.seed)
+        return trained_by(self.plan, unit)
 
     def _agree(self, unit: Unit, recorded: dict[str, Any], where: Path) -> None:
         planned = self.identity(unit)
@@ -175,7 +186,7 @@ class Runner:
 
     def _warm(self, unit: Unit) -> str:
         run_dir = self.layout.run_dir(unit, self.plan)
-        if not self._warm_weights().is_file():
+        if not self._warm_weights(unit.seed).is_file():
             if (run_dir / "config.yaml").is_file():
                 self._run_dir_agrees(unit, run_dir)
                 self._launch(unit, ["spade.cli.train", "warmup", "--resume", str(run_dir)])
@@ -185,8 +196,8 @@ class Runner:
             self._run_dir_agrees(unit, run_dir)
         return artifacts.record_warm(run_dir, self.layout.artifacts(unit))
 
-    def _warm_weights(self) -> Path:
-        return self.plan.warm_start.model / "model.safetensors"
+    def _warm_weights(self, seed: int | None) -> Path:
+        return self.plan.warm_model(seed) / "model.safetensors"
 
     def _warm_from_scratch(self, unit: Unit, run_dir: Path) -> None:
         self._clear(run_dir)
@@ -198,7 +209,7 @@ class Runner:
     def _train(self, unit: Unit, config_text: str) -> str:
         run_dir = self.layout.run_dir(unit, self.plan)
         if not _finished(run_dir, self.plan.iterations):
-            self._warm_start_present()
+            self._warm_start_present(unit.seed)
         if not _resumable(run_dir):
             self._clear(run_dir)
             config_file = run_dir.with_name(f"{run_dir.name}.config.yaml")
@@ -215,9 +226,9 @@ class Runner:
 
     def _evaluate(self, unit: Unit) -> str | None:
         checkpoint = checkpoint_of(self.plan, self.layout, unit)
-        if checkpoint == str(self.plan.warm_start.model):
-            self._warm_start_present()
-        trainer = unit.trained_by
+        if checkpoint == str(self.plan.warm_model(unit.seed)):
+            self._warm_start_present(unit.seed)
+        trainer = trained_by(self.plan, unit)
         if trainer is not None and not Path(checkpoint).is_dir():
             raise ExperimentError(
                 f"{unit.name}: {checkpoint} is gone (run directories are not committed); "
@@ -240,24 +251,35 @@ class Runner:
         artifacts.record_evaluation(output, self.layout.artifacts(unit))
         return _scored_weights(output)
 
-    def _warm_start_present(self) -> None:
-        """Rebuild a recorded warm start whose weights are gone (run directories are not
-        committed, and a machine may not keep them): the same recipe, from scratch, must give
-        the recorded weights bit for bit, or nothing is trained from it."""
-        warm = Unit("warm")
+    def _warm_start_present(self, seed: int | None) -> None:
+        """The recorded warm start `seed` trains from, bit for bit: weights found on disk
+        must be the recorded ones, and weights that are gone (run directories are not
+        committed, and a machine may not keep them) are rebuilt from the same recipe, which
+        must give the recorded weights, or nothing is trained from them."""
+        warm = warm_unit(self.plan, seed)
         recorded = artifacts.Recorded.read(self.layout.artifacts(warm))
-        if recorded is None or self._warm_weights().is_file():
+        if recorded is None:
             return
-        print(f"warm: {self.plan.warm_start.model} is gone; rebuilding it", file=sys.stderr)
+        model = self.plan.warm_model(seed)
+        if self._warm_weights(seed).is_file():
+            found = weights_sha256(model) or "none"
+            if found != recorded.weights_sha256:
+                raise ExperimentError(
+                    f"{warm.name}: the weights in {model} ({found[:12]}) are not the recorded "
+                    f"{(recorded.weights_sha256 or 'none')[:12]}; move them away to rebuild"
+                )
+            return
+        print(f"{warm.name}: {model} is gone; rebuilding it", file=sys.stderr)
         self._warm_from_scratch(warm, self.layout.run_dir(warm, self.plan))
-        rebuilt = weights_sha256(self.plan.warm_start.model) or "none"
+        rebuilt = weights_sha256(model) or "none"
         if rebuilt != recorded.weights_sha256:
+            extend = "the units trained from it" if seed is None else f"seed {seed}'s units"
             raise ExperimentError(
-                f"warm: the rebuilt warm start's weights {rebuilt[:12]} differ from the recorded "
-                f"{(recorded.weights_sha256 or 'none')[:12]}, so the units trained from it cannot "
-                f"be extended here; a new warm start is a new experiment"
+                f"{warm.name}: the rebuilt warm start's weights {rebuilt[:12]} differ from the "
+                f"recorded {(recorded.weights_sha256 or 'none')[:12]}, so {extend} cannot be "
+                f"extended here; a new warm start is a new experiment or a dated deviation"
             )
-        print("warm: rebuilt; its weights match the recorded sha256", file=sys.stderr)
+        print(f"{warm.name}: rebuilt; its weights match the recorded sha256", file=sys.stderr)
 
     def _run_dir_agrees(self, unit: Unit, run_dir: Path) -> None:
         text = (run_dir / "config.yaml").read_text(encoding="utf-8")

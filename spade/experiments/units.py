@@ -30,18 +30,25 @@ class Unit:
 
     @property
     def name(self) -> str:
-        """`warm`, `fixed/seed0/train`, `fixed/seed0/ladder0`, `base/ladder0`."""
+        """`warm`, `warm/seed2/build` (a rebuilt warm start), `fixed/seed0/train`,
+        `fixed/seed0/ladder0`, `base/ladder0`, `warm/seed2/ladder0`."""
         if self.kind == "warm":
-            return "warm"
+            return "warm" if self.seed is None else f"warm/seed{self.seed}/build"
         parts = [self.arm or "", *([f"seed{self.seed}"] if self.seed is not None else [])]
         return "/".join([*parts, "train" if self.kind == "train" else self.eval_set or ""])
 
-    @property
-    def trained_by(self) -> Unit | None:
-        """The training unit whose checkpoint this evaluation scores (None: a fixed one)."""
-        if self.kind != "eval" or self.seed is None:
-            return None
-        return Unit("train", self.arm, self.seed)
+
+def trained_by(plan: Plan, unit: Unit) -> Unit | None:
+    """The training unit whose checkpoint an evaluation scores (None: a checkpoint arm's,
+    which has a seed only when it is the rebuilt warm start that seed trains from)."""
+    if unit.kind != "eval" or unit.seed is None or not plan.arms[unit.arm or ""].trained:
+        return None
+    return Unit("train", unit.arm, unit.seed)
+
+
+def warm_unit(plan: Plan, seed: int | None) -> Unit:
+    """The unit that records the warm start `seed` trains from."""
+    return Unit("warm", seed=seed if plan.rebuild_of(seed) is not None else None)
 
 
 def units(plan: Plan) -> list[Unit]:
@@ -50,7 +57,9 @@ def units(plan: Plan) -> list[Unit]:
     and then its evaluations, the primary set first (so each seed's registered comparison is
     complete before the next seed starts, and every evaluation of a trained checkpoint runs
     while it is still on disk: run directories are not committed and may not outlive a
-    session); then the checkpoint arms on the other sets."""
+    session); then the checkpoint arms on the other sets. A seed that trains from a rebuilt
+    warm start (a deviation) records the rebuild and evaluates it first, for the same
+    reason."""
     first = plan.evaluation.primary.set
     later = [name for name in plan.evaluation.sets if name != first]
     fixed = [name for name, arm in plan.arms.items() if not arm.trained]
@@ -59,10 +68,15 @@ def units(plan: Plan) -> list[Unit]:
     def evals(arm: str, seed: int | None, sets: list[str]) -> list[Unit]:
         return [Unit("eval", arm, seed, s) for s in sets if arm in plan.arms_of(s)]
 
+    warm = [name for name in fixed if plan.arms[name].checkpoint == WARM]
     order = [Unit("warm")]
     for name in fixed:
         order += evals(name, None, [first])
     for seed in plan.seeds:
+        if plan.rebuild_of(seed) is not None:
+            order.append(Unit("warm", seed=seed))
+            for name in warm:
+                order += evals(name, seed, [first, *later])
         for name in trained:
             order += [Unit("train", name, seed), *evals(name, seed, [first, *later])]
     for name in fixed:
@@ -89,7 +103,8 @@ class Layout:
 
     def run_dir(self, unit: Unit, plan: Plan) -> Path:
         if unit.kind == "warm":
-            return plan.warm_start.run_dir
+            rebuild = plan.rebuild_of(unit.seed)
+            return plan.warm_start.run_dir if rebuild is None else rebuild.run_dir
         base = self.runs / (unit.arm or "")
         if unit.seed is not None:
             base = base / f"seed{unit.seed}"
@@ -101,7 +116,9 @@ def train_config_text(plan: Plan, unit: Unit) -> str:
     plan's warm start, seed and iterations."""
     arm = plan.arms[unit.arm or ""]
     overrides: dict[str, Any] = dict(arm.set)
-    overrides.update(model=str(plan.warm_start.model), seed=unit.seed, iterations=plan.iterations)
+    overrides.update(
+        model=str(plan.warm_model(unit.seed)), seed=unit.seed, iterations=plan.iterations
+    )
     overrides.update({ablation: True for ablation in arm.ablations})
     return dump_config(load_config(arm.config, overrides))
 
@@ -109,11 +126,11 @@ def train_config_text(plan: Plan, unit: Unit) -> str:
 def checkpoint_of(plan: Plan, layout: Layout, unit: Unit) -> str:
     """What an evaluation unit scores: a training run's final weights, the warm start, or a
     checkpoint arm's model (an alias such as smollm2-135m, or a path)."""
-    trainer = unit.trained_by
+    trainer = trained_by(plan, unit)
     if trainer is not None:
         return str(layout.run_dir(trainer, plan) / "final")
     checkpoint = plan.arms[unit.arm or ""].checkpoint or ""
-    return str(plan.warm_start.model) if checkpoint == WARM else checkpoint
+    return str(plan.warm_model(unit.seed)) if checkpoint == WARM else checkpoint
 
 
 def eval_identity(plan: Plan, layout: Layout, unit: Unit) -> dict[str, Any]:

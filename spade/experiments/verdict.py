@@ -322,6 +322,13 @@ def _deviation(deviation: Deviation) -> str:
     line = f"- {deviation.date.isoformat()}: {deviation.what}"
     if deviation.drops:
         line += f" Units left out: {', '.join(deviation.drops)}."
+    rebuild = deviation.warm_rebuild
+    if rebuild is not None:
+        seeds = ", ".join(map(str, rebuild.seeds))
+        line += (
+            f" Seeds {seeds} train from the warm start rebuilt in `{rebuild.run_dir}`, each "
+            "recording the rebuild it used (`warm/seedK/build`) and its evaluation."
+        )
     return line
 
 

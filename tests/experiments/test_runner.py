@@ -246,3 +246,80 @@ def test_units_a_deviation_drops_are_not_run_and_the_verdict_names_them(
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "drop units the plan does not have: fixed/seed9" in error
+
+
+def _rebuild_seed_2(plan_path: Path) -> None:
+    """The dated deviation of a warm start lost after seeds 0-1: seed 2 trains from a
+    rebuild, which differs from the recorded warm start in its last bits."""
+    data = plan_data(plan_path.parents[2])
+    rebuild = {"run_dir": str(plan_path.parents[2] / "runs/warm-rebuilt"), "seeds": [2]}
+    data["deviations"] = [{"date": "2026-12-05", "what": "warm start lost",
+                           "warm_rebuild": rebuild}]  # fmt: skip
+    plan_path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_seeds_of_a_rebuilt_warm_start_train_from_it_and_evaluate_it(plan_path: Path) -> None:
+    runner(plan_path, Processes()).run(only=["warm", "spade/seed0", "fixed/seed0", "spade/seed1",
+                                             "fixed/seed1"])  # fmt: skip
+    shutil.rmtree(plan_path.parents[2] / "runs/warm")  # lost with the machine
+    _rebuild_seed_2(plan_path)
+    processes = Processes()
+    processes.warm_weights = "rebuilt warm weights"
+    report = runner(plan_path, processes).run()
+    assert report.done == ["base/ladder0", "warm/seed2/build", "warm/seed2/ladder0",
+                           "spade/seed2/train", "spade/seed2/ladder0", "fixed/seed2/train",
+                           "fixed/seed2/ladder0"]  # fmt: skip
+    configs = [yaml.safe_load(Path(c[1]).read_text()) for c in processes.commands("spade.cli.train")
+               if c[0] == "--config"]  # fmt: skip
+    assert {c["model"] for c in configs} == {
+        str(plan_path.parents[2] / "runs/warm-rebuilt/sft/model")
+    }
+    root = plan_path.parent / "units"
+    build = json.loads((root / "warm/seed2/build/unit.json").read_text())
+    scored = json.loads((root / "warm/seed2/ladder0/unit.json").read_text())
+    registered = json.loads((root / "warm/unit.json").read_text())
+    assert build["weights_sha256"] == scored["weights_sha256"] != registered["weights_sha256"]
+
+    from spade.experiments.records import Experiment
+
+    experiment = Experiment.open(plan_path.parent)
+    assert experiment.eval_unit("warm", 2, "ladder0").name == "warm/seed2/ladder0"
+    assert experiment.eval_unit("warm", 1, "ladder0").name == "warm/ladder0"
+    assert experiment.eval_unit("base", 2, "ladder0").name == "base/ladder0"
+    assert experiment.missing() == []
+    again = Processes()
+    assert runner(plan_path, again).run().done == [] and again.calls == []
+
+
+def test_warm_weights_on_disk_that_are_not_the_recorded_ones_are_refused(
+    plan_path: Path,
+) -> None:
+    runner(plan_path, Processes()).run(only=["warm"])
+    (plan_path.parents[2] / "runs/warm/sft/model/model.safetensors").write_text("other")
+    with pytest.raises(ExperimentError, match=r"^warm: the weights in .* are not the recorded"):
+        runner(plan_path, Processes()).run(only=["fixed/seed0/train"])
+
+
+def test_a_lost_rebuild_that_comes_out_different_stops_its_seed(plan_path: Path) -> None:
+    _rebuild_seed_2(plan_path)
+    processes = Processes()
+    processes.warm_weights = "rebuilt warm weights"
+    runner(plan_path, processes).run(only=["warm", "warm/seed2", "spade/seed2/train"])
+    shutil.rmtree(plan_path.parents[2] / "runs/warm-rebuilt")
+    different = Processes()
+    different.warm_weights = "a third build"
+    with pytest.raises(ExperimentError, match="warm/seed2/build: the rebuilt .* seed 2's units"):
+        runner(plan_path, different).run(only=["fixed/seed2/train"])
+
+
+def test_a_rebuild_of_an_unplanned_seed_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = plan_data(tmp_path)
+    data["deviations"] = [{"date": "2026-12-05", "what": "x",
+                           "warm_rebuild": {"run_dir": "r", "seeds": [7]}}]  # fmt: skip
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SystemExit):
+        main(["status", str(path)])
+    assert "warm_rebuild seeds must be planned seeds" in capsys.readouterr().err
