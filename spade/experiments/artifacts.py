@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from spade.atomic import write_atomic
+from spade.host import this_host
 from spade.models.weights import weights_sha256
 
 UNIT_FILE = "unit.json"
@@ -98,6 +99,9 @@ def write_unit(
         "weights_sha256": weights,
         "seconds": None if seconds is None else round(seconds, 1),
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        # The seconds depend on the CPU, and so do a training run's weights in their last
+        # bits (a warm start rebuilt on another CPU differs): say which machine made them.
+        "host": str(this_host()).removeprefix("host: "),
     }
     write_atomic(where / UNIT_FILE, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 

@@ -28,6 +28,7 @@ def test_a_full_run_records_every_unit_then_skips_them_all(plan_path: Path) -> N
     root = plan_path.parent / "units"
     unit = json.loads((root / "fixed/seed1/train/unit.json").read_text())
     assert set(unit["files"]) == {"config.yaml", "metrics.jsonl"}
+    assert "cores" in unit["host"] and "AVX-512" in unit["host"]
     assert yaml.safe_load(unit["identity"]["config"])["seed"] == 1
     assert yaml.safe_load(unit["identity"]["config"])["iterations"] == 2
     evaluation = json.loads((root / "fixed/seed1/ladder0/unit.json").read_text())
