@@ -96,7 +96,7 @@ class LmEvalBenchmark:
         with (
             _LM_EVAL,
             _global_rngs_kept(),
-            tempfile.TemporaryDirectory(prefix="spade-lm-eval-") as tmp,
+            _scratch() as tmp,
         ):
             task_set = render_tasks(self.declaration, self.options, data_dir, Path(tmp))
             # Positions follow dataset order: lm-eval numbers the selected docs in that order.
@@ -216,7 +216,7 @@ class LmEvalBenchmark:
             with (
                 _LM_EVAL,
                 _global_rngs_kept(),
-                tempfile.TemporaryDirectory(prefix="spade-lm-eval-") as tmp,
+                _scratch() as tmp,
             ):
                 task_set = render_tasks(self.declaration, self.options, data_dir, Path(tmp))
                 try:
@@ -275,3 +275,10 @@ def _global_rngs_kept() -> Iterator[None]:
         random.setstate(python)
         np.random.set_state(numpy)
         torch.set_rng_state(torch_state)
+
+
+def _scratch() -> tempfile.TemporaryDirectory[str]:
+    """The rendered tasks' folder. Cleanup errors are ignored: when another benchmark fails
+    and the process exits while this one's thread still writes here, the interpreter's
+    final cleanup would otherwise print a traceback after the one-line error."""
+    return tempfile.TemporaryDirectory(prefix="spade-lm-eval-", ignore_cleanup_errors=True)
