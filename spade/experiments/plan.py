@@ -21,6 +21,11 @@ WARM = "warm"
 """The name an arm uses for the plan's warm start as its checkpoint."""
 
 
+def sft_model(run_dir: Path) -> Path:
+    """The weights a `spade-train warmup` run directory ends with."""
+    return run_dir / "sft" / "model"
+
+
 class PlanError(ValueError):
     """A plan that cannot be read or does not validate (one line, naming the file)."""
 
@@ -37,7 +42,7 @@ class WarmStart(_Strict):
 
     @property
     def model(self) -> Path:
-        return self.run_dir / "sft" / "model"
+        return sft_model(self.run_dir)
 
 
 class Arm(_Strict):
@@ -123,10 +128,6 @@ class WarmRebuild(_Strict):
     run_dir: Path = Field(description="where the rebuild is made (sft/model is the weights)")
     seeds: list[int] = Field(min_length=1, description="the seeds that train from it")
 
-    @property
-    def model(self) -> Path:
-        return self.run_dir / "sft" / "model"
-
 
 class Deviation(_Strict):
     """A change of plan after registration, dated and named in the verdict."""
@@ -197,10 +198,14 @@ class Plan(_Strict):
                 return rebuild
         return None
 
+    def warm_run_dir(self, seed: int | None) -> Path:
+        """Where the warm start seed `seed` trains from is made (None: the registered one)."""
+        rebuild = self.rebuild_of(seed)
+        return self.warm_start.run_dir if rebuild is None else rebuild.run_dir
+
     def warm_model(self, seed: int | None) -> Path:
         """The warm-start weights seed `seed` trains from (None: the registered warm start)."""
-        rebuild = self.rebuild_of(seed)
-        return self.warm_start.model if rebuild is None else rebuild.model
+        return sft_model(self.warm_run_dir(seed))
 
     def arms_of(self, eval_set: str) -> list[str]:
         chosen = self.evaluation.sets[eval_set].arms

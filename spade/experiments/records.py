@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from spade.experiments.plan import WARM, MetricRef, Plan, load_plan
-from spade.experiments.units import Layout, Unit, units
+from spade.experiments.units import Layout, Unit, units, warm_unit
 
 Scores = dict[str, float]
 """Sample id → the sample's value of one metric."""
@@ -58,8 +58,10 @@ class Experiment:
         """The evaluation that scores `arm` for `seed`: a trained arm's own, the warm start
         that seed trained from, or a checkpoint arm's one evaluation."""
         arm_plan = self.plan.arms[arm]
-        rebuilt = arm_plan.checkpoint == WARM and self.plan.rebuild_of(seed) is not None
-        return Unit("eval", arm, seed if arm_plan.trained or rebuilt else None, eval_set)
+        if arm_plan.trained:
+            return Unit("eval", arm, seed, eval_set)
+        scored = warm_unit(self.plan, seed).seed if arm_plan.checkpoint == WARM else None
+        return Unit("eval", arm, scored, eval_set)
 
     def scores(self, arm: str, seed: int | None, ref: MetricRef) -> Scores | None:
         """Per-sample values of `ref` for an arm's seed (a checkpoint arm: its one

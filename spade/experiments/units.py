@@ -103,8 +103,7 @@ class Layout:
 
     def run_dir(self, unit: Unit, plan: Plan) -> Path:
         if unit.kind == "warm":
-            rebuild = plan.rebuild_of(unit.seed)
-            return plan.warm_start.run_dir if rebuild is None else rebuild.run_dir
+            return plan.warm_run_dir(unit.seed)
         base = self.runs / (unit.arm or "")
         if unit.seed is not None:
             base = base / f"seed{unit.seed}"
