@@ -14,7 +14,7 @@ from typing import Any, Literal
 import yaml
 
 from spade.experiments.plan import WARM, Plan, PlanError
-from spade.selfplay.config import dump_config, load_config
+from spade.selfplay.config import TrainConfig, dump_config, load_config
 
 UnitKind = Literal["warm", "train", "eval"]
 RUNS_ROOT = Path("runs") / "experiments"
@@ -119,7 +119,25 @@ def train_config_text(plan: Plan, unit: Unit) -> str:
         model=str(plan.warm_model(unit.seed)), seed=unit.seed, iterations=plan.iterations
     )
     overrides.update({ablation: True for ablation in arm.ablations})
-    return dump_config(load_config(arm.config, overrides))
+    config = load_config(arm.config, overrides)
+    return dump_config(_from_warm_run_dir(config, plan, unit.seed))
+
+
+def _from_warm_run_dir(config: TrainConfig, plan: Plan, seed: int | None) -> TrainConfig:
+    """Point what an arm reads from the registered warm start's run dir (its designer data,
+    `designer.known_designs`) at the run dir seed `seed`'s warm start is made in."""
+    warm_dir = plan.warm_run_dir(seed)
+    known = config.designer.known_designs
+    if warm_dir == plan.warm_start.run_dir or known is None:
+        return config
+    paths = [known] if isinstance(known, str) else known
+    moved = [str(_rebased(Path(path), plan.warm_start.run_dir, warm_dir)) for path in paths]
+    designer = config.designer.model_copy(update={"known_designs": moved})
+    return config.model_copy(update={"designer": designer})
+
+
+def _rebased(path: Path, old: Path, new: Path) -> Path:
+    return new / path.relative_to(old) if path.is_relative_to(old) else path
 
 
 def checkpoint_of(plan: Plan, layout: Layout, unit: Unit) -> str:

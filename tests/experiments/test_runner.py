@@ -11,7 +11,8 @@ import yaml
 
 from spade.cli.experiment import main
 from spade.experiments import ExperimentError, Runner
-from spade.experiments.units import Unit
+from spade.experiments.plan import load_plan
+from spade.experiments.units import Unit, train_config_text
 from tests.experiments.conftest import plan_data, write_plan
 from tests.experiments.processes import Processes
 
@@ -290,6 +291,26 @@ def test_seeds_of_a_rebuilt_warm_start_train_from_it_and_evaluate_it(plan_path: 
     assert experiment.missing() == []
     again = Processes()
     assert runner(plan_path, again).run().done == [] and again.calls == []
+
+
+def test_a_rebuilt_seed_reads_the_designer_data_of_its_own_warm_start(plan_path: Path) -> None:
+    """What an arm reads from the warm start's run dir (designer.known_designs) moves with the
+    rebuild; paths elsewhere, and the seeds of the recorded warm start, are left alone."""
+    tmp = plan_path.parents[2]
+    _rebuild_seed_2(plan_path)
+    data = yaml.safe_load(plan_path.read_text())
+    data["arms"]["spade"]["set"] = {"designer.known_designs": str(tmp / "runs/warm/data/d.jsonl")}
+    data["arms"]["fixed"]["set"] = {"designer.known_designs": "envs_snapshots"}
+    plan_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    plan = load_plan(plan_path)
+
+    def known(arm: str, seed: int) -> object:
+        text = train_config_text(plan, Unit("train", arm, seed))
+        return yaml.safe_load(text)["designer"]["known_designs"]
+
+    assert known("spade", 2) == [str(tmp / "runs/warm-rebuilt/data/d.jsonl")]
+    assert known("spade", 1) == str(tmp / "runs/warm/data/d.jsonl")
+    assert known("fixed", 2) == ["envs_snapshots"]
 
 
 def test_warm_weights_on_disk_that_are_not_the_recorded_ones_are_refused(

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from spade.cli.experiment import main
 from spade.experiments import Experiment, Runner
-from spade.experiments.plan import Comparison
+from spade.experiments.plan import Comparison, load_plan
+from spade.experiments.units import units
 from spade.experiments.verdict import effect
 from spade.experiments.write import write_verdict
 from tests.experiments.processes import SAMPLE_IDS, Processes
@@ -101,6 +103,21 @@ def test_committed_experiments_regenerate_bit_for_bit(root: Path, tmp_path: Path
         committed = root / path.name
         assert committed.is_file(), f"{committed} is not committed"
         assert committed.read_bytes() == path.read_bytes(), f"{committed} is stale"
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="no git")
+@pytest.mark.parametrize(
+    "plan_path", sorted((REPO / "experiments").glob("*/plan.yaml")), ids=lambda p: p.parent.name
+)
+def test_no_unit_of_a_committed_plan_is_ignored_by_git(plan_path: Path) -> None:
+    """A unit git ignores is never committed, and its verdict is stale on a fresh clone
+    (`build/` in .gitignore once hid every warm/seedK/build)."""
+    plan = load_plan(plan_path)
+    files = [f"{plan_path.parent.relative_to(REPO)}/units/{u.name}/unit.json" for u in units(plan)]
+    found = subprocess.run(
+        ["git", "check-ignore", "--no-index", *files], cwd=REPO, capture_output=True, text=True
+    )
+    assert found.stdout.split() == []
 
 
 def test_verdict_command_needs_an_experiment_folder(
