@@ -97,12 +97,18 @@ def engine_config(generation: GenerationConfig, lora_r: int | None = None) -> VL
     KV cache is its own setting. `lora_r`: a LoRA run's rank, which vLLM's LoRA buffers (sized
     by max_lora_rank) must hold, unless generation.vllm sets max_lora_rank.
 
-    Prompts are prefilled in one step (`max_num_batched_tokens`, TRAINING_PREFILL_TOKENS):
-    vLLM 0.32 splits a longer prompt into chunks and, for a seeded request, rewinds its
-    random generator after a chunk with `Generator.get_offset`, which CPU generators do not
-    have ("CPU Generator does not use offset"): a 2,096-token design prompt stopped training."""
+    No prompt is prefilled in chunks (`enable_chunked_prefill: false`): vLLM 0.32 samples a
+    token after every chunk, throws it away and rewinds the request's random generator with
+    `Generator.set_offset`, which CPU generators do not have ("CPU Generator does not use
+    offset"), and every training request is seeded. A 2,096-token design prompt stopped
+    training that way; so did a step whose prompts, each short, summed past the step's token
+    budget (64 seeded requests of 1,100 tokens, each with 90 of its own, past vLLM-CPU's
+    4,096). Without chunks a step takes the prompts that fit whole and the rest wait for the
+    next; a run that never split a prompt is scheduled exactly as before. The budget,
+    TRAINING_PREFILL_TOKENS, is what one step may prefill."""
     engine_kwargs = {
         "max_num_batched_tokens": TRAINING_PREFILL_TOKENS,
+        "enable_chunked_prefill": False,
         **generation.vllm.get("engine_kwargs", {}),
     }
     settings = {"gpu_memory_utilization": 0.3, **generation.vllm, "engine_kwargs": engine_kwargs}

@@ -382,7 +382,32 @@ def test_training_engines_prefill_a_design_prompt_in_one_step() -> None:
     assert engine_config(config.generation).engine_args(on_cpu=True)["max_num_batched_tokens"] >= (
         TRAINING_PREFILL_TOKENS
     )
+    assert (
+        engine_config(config.generation).engine_args(on_cpu=True)["enable_chunked_prefill"] is False
+    )
     mine = load_config(
         None, {"generation.vllm": {"engine_kwargs": {"max_num_batched_tokens": 4096}}}
     )
     assert engine_config(mine.generation).engine_args(on_cpu=True)["max_num_batched_tokens"] == 4096
+
+
+def test_seeded_prompts_past_a_steps_token_budget_are_sampled_on_the_cpu_engine() -> None:
+    """The real engine with training's settings: 16 seeded prompts of about 300 tokens, each
+    its own, against a step budget of 512. Split into chunks, the first one would stop the
+    run with "CPU Generator does not use offset" (vLLM 0.32 on the CPU)."""
+    from spade.models import builtin_model_dir
+
+    budget = {"max_model_len": 512, "cpu_kv_cache_gib": 0.25,
+              "engine_kwargs": {"max_num_batched_tokens": 512}}  # fmt: skip
+    config = load_config(None, {"generation.backend": "vllm", "generation.vllm": budget})
+    policy = VLLMPolicy(builtin_model_dir("smollm2-135m"), engine_config(config.generation))
+    try:
+        words = [" ".join(f"{k}x{i}" for i in range(60)) for k in range(16)]
+        prompts = [[{"role": "user", "content": w}] for w in words]
+        sampled = policy.generate(
+            prompts, SamplingParams(max_new_tokens=4, temperature=1.0, seed=7)
+        )
+    finally:
+        del policy.llm
+    assert [len(c.token_ids) for c in sampled] == [4] * 16
+    assert all(len(c.prompt_token_ids or []) > 256 for c in sampled)
