@@ -9,7 +9,13 @@ metrics.jsonl and prints, per iteration and in total, the seconds and share of: 
 generation, env validation (the `spade-suite check` checks in the sandbox, repairs
 included), agent rollouts split into policy generation and env time (sandboxed worker start,
 reset, step, close), the GRPO update and the checkpoint. The sandbox share (validation + env
-time) is what the target "< 10% of an iteration" is about.
+time) is what the target "< 10% of an iteration" is about. Per iteration it also prints the
+optimizer steps, the agent samples that carried gradient and the rollout-vs-learner logprob
+mismatch.
+
+With --variant KEY=VALUE (repeatable) it trains twice from the same seed, as configured and
+with the variant's settings added, and prints each part's seconds as a ratio variant/baseline:
+    python benchmarks/perf/train_iteration.py --variant generation.vllm.dtype=bfloat16
 """
 
 from __future__ import annotations
@@ -68,25 +74,61 @@ def run_training(
     subprocess.run(command, check=True, stdout=stdout)
 
 
+SUMMARY = ("designer/validity_rate", "envs/win_rate", "envs/regret", "agent/return",
+           "update/optimizer_steps", "update/agent/with_gradient",
+           "update/mismatch/logprob_abs_diff_mean")  # fmt: skip
+
+
+def trained(iterations: int, sets: list[str]) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="perf-train-") as tmp:
+        run_training(Path(tmp) / "run", iterations, sets)
+        return read_metrics(Path(tmp) / "run")
+
+
+def report(title: str, rows: list[dict[str, Any]]) -> None:
+    print(f"\n## {title}")
+    headers = ["part", *(f"it {r.get('step', i)} s" for i, r in enumerate(rows)), "total s",
+               "share"]  # fmt: skip
+    print(tabulate(breakdown(rows), headers=headers, tablefmt="github"))
+    for row in rows:
+        print(f"it {row.get('step')}: " + ", ".join(f"{k}={row.get(k)}" for k in SUMMARY))
+
+
+def ratios(baseline: list[dict[str, Any]], variant: list[dict[str, Any]]) -> list[list[str]]:
+    """Each part's total seconds, baseline and variant, and variant/baseline."""
+    table = []
+    for label, key in [*PARTS, ("iteration total", "time/total")]:
+        old = sum(float(r.get(key, 0.0)) for r in baseline)
+        new = sum(float(r.get(key, 0.0)) for r in variant)
+        table.append([label, f"{old:.1f}", f"{new:.1f}", f"{new / old:.2f}" if old else "-"])
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run-dir", type=Path, help="summarise this run instead of training")
     parser.add_argument("--iterations", type=int, default=1)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--variant", action="append", default=[], metavar="KEY=VALUE",
+        help="also train with these settings added; print the time ratios",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.run_dir is not None and args.variant:
+        parser.error("--variant trains: it cannot summarise an existing --run-dir")
     print(this_host())
     if args.run_dir is not None:
-        rows = read_metrics(args.run_dir)
-    else:
-        with tempfile.TemporaryDirectory(prefix="perf-train-") as tmp:
-            run_training(Path(tmp) / "run", args.iterations, args.set)
-            rows = read_metrics(Path(tmp) / "run")
-    headers = ["part", *(f"it {r.get('step', i)} s" for i, r in enumerate(rows)), "total s",
-               "share"]  # fmt: skip
-    print(tabulate(breakdown(rows), headers=headers, tablefmt="github"))
-    keys = ("designer/validity_rate", "envs/win_rate", "envs/regret", "agent/return")
-    for row in rows:
-        print(f"it {row.get('step')}: " + ", ".join(f"{k}={row.get(k)}" for k in keys))
+        report(str(args.run_dir), read_metrics(args.run_dir))
+        return
+    baseline = trained(args.iterations, args.set)
+    report("baseline: " + (" ".join(args.set) or "the default config"), baseline)
+    if not args.variant:
+        return
+    variant = trained(args.iterations, [*args.set, *args.variant])
+    report("variant: " + " ".join(args.variant), variant)
+    print("\n## variant / baseline, same machine, same run")
+    print(tabulate(ratios(baseline, variant), headers=["part", "baseline s", "variant s", "ratio"],
+                   tablefmt="github"))  # fmt: skip
 
 
 if __name__ == "__main__":
