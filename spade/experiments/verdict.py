@@ -24,7 +24,7 @@ from spade.evals.seed_stats import (
     sign_flip_test,
 )
 from spade.evals.stats import paired_delta
-from spade.experiments.plan import Comparison, Deviation, MetricRef
+from spade.experiments.plan import Comparison, Deviation, MetricRef, Plan
 from spade.experiments.records import Experiment, Scores, env_of
 from spade.experiments.units import Unit
 
@@ -53,13 +53,19 @@ class Effect:
         return [d for _, _, d in self.per_seed]
 
 
+def _checkpoint_seeds(plan: Plan) -> list[int | None]:
+    """Where two checkpoint arms are compared: the registered warm start (None), and where its
+    evaluation is missing (lost with its weights), the first rebuild's, named by its seed."""
+    return [None, *sorted(s for s in plan.seeds if plan.rebuild_of(s) is not None)]
+
+
 def effect(experiment: Experiment, comparison: Comparison, metric: MetricRef) -> Effect | None:
     """The comparison on one metric; None when no seed has both arms evaluated. Between two
     checkpoint arms (no training run involved) the samples are the unit: one row, with the
     paired per-sample test of `spade.evals.stats.paired_delta`."""
     plan = experiment.plan
     trained = plan.arms[comparison.a].trained or plan.arms[comparison.b].trained
-    seeds: list[int | None] = list(plan.seeds) if trained else [None]
+    seeds = list(plan.seeds) if trained else _checkpoint_seeds(plan)
     kept: list[int | None] = []
     per_seed, cells, pairs = [], [], []
     for seed in seeds:
@@ -74,6 +80,8 @@ def effect(experiment: Experiment, comparison: Comparison, metric: MetricRef) ->
         per_seed.append((mean_a, mean_b, mean_a - mean_b))
         cells.append({env: env_a[env] - env_b[env] for env in env_a})
         pairs.append((a, b))
+        if not trained:
+            break
     if not kept:
         return None
     differences = [d for _, _, d in per_seed]
@@ -89,7 +97,8 @@ def effect(experiment: Experiment, comparison: Comparison, metric: MetricRef) ->
             delta.lo,
             delta.hi,
             delta.p_value,
-            f"per-sample {delta.method}, two-sided",
+            f"per-sample {delta.method}, two-sided"
+            + ("" if kept[0] is None else f"; the warm start as rebuilt for seed {kept[0]}"),
         )
     mean, lo, hi = cluster_bootstrap_ci(_matrix(cells), resamples=plan.test.resamples, seed=0)
     if len(kept) < 2:

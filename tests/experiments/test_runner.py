@@ -11,8 +11,9 @@ import yaml
 
 from spade.cli.experiment import main
 from spade.experiments import ExperimentError, Runner
-from spade.experiments.plan import load_plan
+from spade.experiments.plan import Comparison, load_plan
 from spade.experiments.units import Unit, train_config_text
+from spade.experiments.verdict import effect
 from tests.experiments.conftest import plan_data, write_plan
 from tests.experiments.processes import Processes
 
@@ -291,6 +292,11 @@ def test_seeds_of_a_rebuilt_warm_start_train_from_it_and_evaluate_it(plan_path: 
     assert experiment.missing() == []
     again = Processes()
     assert runner(plan_path, again).run().done == [] and again.calls == []
+    warm_base, ladder = Comparison(a="warm", b="base"), experiment.plan.evaluation.primary
+    assert getattr(effect(experiment, warm_base, ladder), "seeds", None) == [None]
+    shutil.rmtree(root / "warm/ladder0")  # lost with its weights: read against the rebuild
+    lost = Experiment.open(plan_path.parent)
+    assert getattr(effect(lost, warm_base, ladder), "seeds", None) == [2]
 
 
 def test_a_rebuilt_seed_reads_the_designer_data_of_its_own_warm_start(plan_path: Path) -> None:
