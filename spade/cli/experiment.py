@@ -1,7 +1,8 @@
 """spade-experiment: run a pre-registered experiment plan unit by unit, and write its verdict.
 
 spade-experiment run experiments/NAME/plan.yaml [--only ARM/SEED ...]   run what is not done
-spade-experiment status experiments/NAME/plan.yaml                     done and missing units
+spade-experiment status experiments/NAME/plan.yaml [--only UNIT ...]   done and missing units,
+                                                                       with time estimates
 spade-experiment verdict experiments/NAME [--out DIR]                  verdict.md and figures
 
 Every (arm, seed) training run and every evaluation is a unit: a unit whose committed
@@ -52,8 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="CPUs a unit takes on the Ray cluster (default 2)",
     )
     run.add_argument("--no-verdict", action="store_true", help="do not rewrite the verdict")
-    status = commands.add_parser("status", help="list done and missing units")
+    status = commands.add_parser(
+        "status", help="list done and missing units, and what the missing ones will take"
+    )
     status.add_argument("plan", type=Path)
+    status.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="UNIT",
+        help="estimate only these missing units (as run --only), e.g. to fit a session",
+    )
     verdict = commands.add_parser("verdict", help="write verdict.md and the figures")
     verdict.add_argument("dir", type=Path, help="experiments/NAME")
     verdict.add_argument("--out", type=Path, help="where to write (default: DIR)")
@@ -77,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "status":
             Runner(args.plan)  # the plan validates
-            return _status(Experiment.open(args.plan.parent))
+            return _status(Experiment.open(args.plan.parent), args.only)
         report = _run(args)
         print(f"ran {len(report.done)} units, {len(report.skipped)} already done")
         for name, seconds in report.seconds.items():
@@ -107,14 +117,22 @@ def _run(args: argparse.Namespace) -> RunReport:
         launcher.close()
 
 
-def _status(experiment: Experiment) -> int:
+def _status(experiment: Experiment, only: list[str]) -> int:
+    from spade.experiments.budget import estimates, summary
+
     for unit in experiment.done():
         record = experiment.unit_record(unit) or {}
         seconds = record.get("seconds")
         wall = f"{seconds / 60:.1f} min" if isinstance(seconds, int | float) else ""
         print(f"done     {unit.name}  {wall}")
-    for unit in experiment.missing():
-        print(f"missing  {unit.name}")
+    found = estimates(experiment, only)
+    for estimate in found:
+        if estimate.seconds is None:
+            guess = "(no peer has run)"
+        else:
+            guess = f"~{estimate.seconds / 60:.1f} min (median of {estimate.peers})"
+        print(f"missing  {estimate.unit.name}  {guess}")
+    print(summary(found))
     return 0
 
 

@@ -30,6 +30,7 @@ from spade.experiments.units import (
     checkpoint_of,
     config_differences,
     eval_identity,
+    selected,
     train_config_text,
     trained_by,
     units,
@@ -135,7 +136,7 @@ class Runner:
         With `workers` > 1 (a Ray cluster's launcher), the units of different (arm, seed)
         pairs run at the same time once the warm start and the checkpoint arms are done."""
         report = RunReport()
-        chosen = [u for u in units(self.plan) if not only or _selected(u.name, only)]
+        chosen = [u for u in units(self.plan) if not only or selected(u.name, only)]
         first = [u for u in chosen if u.kind == "warm" or u.seed is None]
         for unit in first if workers > 1 else chosen:
             self._unit(unit, report, len(chosen))
@@ -297,10 +298,6 @@ class Runner:
     def _clear(path: Path) -> None:
         if path.exists():
             shutil.rmtree(path)
-
-
-def _selected(name: str, only: Sequence[str]) -> bool:
-    return any(name == pick or name.startswith(pick.rstrip("/") + "/") for pick in only)
 
 
 def _resumable(run_dir: Path) -> bool:

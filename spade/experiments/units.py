@@ -7,6 +7,7 @@ checkpoint); the runner compares it with what a unit recorded before trusting it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +37,11 @@ class Unit:
             return "warm" if self.seed is None else f"warm/seed{self.seed}/build"
         parts = [self.arm or "", *([f"seed{self.seed}"] if self.seed is not None else [])]
         return "/".join([*parts, "train" if self.kind == "train" else self.eval_set or ""])
+
+
+def selected(name: str, only: Sequence[str]) -> bool:
+    """Whether `only` (unit names or their prefixes, e.g. `fixed/seed0`) picks unit `name`."""
+    return any(name == pick or name.startswith(pick.rstrip("/") + "/") for pick in only)
 
 
 def trained_by(plan: Plan, unit: Unit) -> Unit | None:
