@@ -24,6 +24,7 @@ from spade.evals.seed_stats import (
     sign_flip_test,
 )
 from spade.evals.stats import paired_delta
+from spade.experiments.budget import estimates, summary
 from spade.experiments.plan import Comparison, Deviation, MetricRef, Plan
 from spade.experiments.records import Experiment, Scores, env_of
 from spade.experiments.units import Unit
@@ -160,7 +161,8 @@ def _status(experiment: Experiment) -> list[str]:
     return [
         f"**Status: interim look** ({len(done)} of {total} units done). Not run yet: "
         f"{names}. An interim look decides nothing: the test below is the registered "
-        "one only once every seed of its two arms is in.",
+        "one only once every seed of its two arms is in. Budget (`spade-experiment status`): "
+        f"{summary(estimates(experiment))}.",
         "",
     ]
 
