@@ -38,7 +38,8 @@ from spade.experiments.units import (
 )
 from spade.models.weights import weights_sha256
 from spade.rl.checkpoint import latest_checkpoint
-from spade.selfplay.warmup.run import load_warmup_config
+from spade.selfplay.config import TrainConfig, dump_config
+from spade.selfplay.warmup.run import WarmupConfig, load_warmup_config
 
 Launcher = Callable[[Sequence[str]], int]
 """Runs one command line (argv), returns its exit status."""
@@ -82,6 +83,13 @@ class Runner:
             return {"config": train_config_text(self.plan, unit)}
         return eval_identity(self.plan, self.layout, unit)
 
+    @staticmethod
+    def _schema_defaults(unit: Unit) -> str | None:
+        """The config of all defaults a unit's recorded config is read against."""
+        if unit.kind == "warm":
+            return yaml.safe_dump(WarmupConfig().model_dump(mode="json"), sort_keys=False)
+        return dump_config(TrainConfig()) if unit.kind == "train" else None
+
     def is_done(self, unit: Unit) -> bool:
         """Its artifacts are intact and agree with the plan (ExperimentError when they do not
         agree: never redo, never mix)."""
@@ -115,7 +123,8 @@ class Runner:
     def _agree(self, unit: Unit, recorded: dict[str, Any], where: Path) -> None:
         planned = self.identity(unit)
         if "config" in planned and "config" in recorded:
-            differences = config_differences(recorded["config"], planned["config"])
+            defaults = self._schema_defaults(unit)
+            differences = config_differences(recorded["config"], planned["config"], defaults)
         else:
             differences = [
                 f"{k}: {recorded.get(k)!r} ≠ {planned.get(k)!r}"

@@ -163,15 +163,25 @@ def eval_identity(plan: Plan, layout: Layout, unit: Unit) -> dict[str, Any]:
     }
 
 
-def config_differences(recorded: str, planned: str) -> list[str]:
-    """`key: recorded ≠ planned` for each top-level or nested field that differs."""
-    return _differences(yaml.safe_load(recorded) or {}, yaml.safe_load(planned) or {}, "")
+def config_differences(recorded: str, planned: str, defaults: str | None = None) -> list[str]:
+    """`key: recorded ≠ planned` for each top-level or nested field that differs. With the
+    schema's `defaults` (a config of defaults, dumped alike): a field the recorded config
+    lacks is no difference where the plan has it at its default. That is a field added to the
+    schema after the unit ran, and a new field's default keeps the behaviour from before it
+    (the rule for every config field), so the recipe the unit ran is still the planned one."""
+    default = yaml.safe_load(defaults) if defaults else {}
+    return _differences(yaml.safe_load(recorded) or {}, yaml.safe_load(planned) or {}, "", default)
 
 
-def _differences(left: Any, right: Any, prefix: str) -> list[str]:
+def _differences(left: Any, right: Any, prefix: str, default: Any) -> list[str]:
     if isinstance(left, dict) and isinstance(right, dict):
         found: list[str] = []
+        defaults = default if isinstance(default, dict) else {}
         for key in sorted(set(left) | set(right), key=str):
-            found += _differences(left.get(key), right.get(key), f"{prefix}{key}.")
+            if key not in left and key in defaults and right.get(key) == defaults[key]:
+                continue  # added to the schema since, at the default that keeps the behaviour
+            found += _differences(
+                left.get(key), right.get(key), f"{prefix}{key}.", defaults.get(key)
+            )
         return found
     return [] if left == right else [f"{prefix.rstrip('.')}: {left!r} ≠ {right!r}"]

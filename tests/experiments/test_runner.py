@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -106,6 +108,41 @@ def test_a_recorded_unit_that_disagrees_with_the_plan_stops_the_run(plan_path: P
     assert "\n" not in message
     assert "/seed0/train/unit.json" in message and str(plan_path) in message
     assert "iterations: 2 ≠ 3" in message
+
+
+def _recorded_config(plan_path: Path, unit: str, change: Callable[[dict[str, Any]], None]) -> None:
+    """Rewrite a done unit's recorded config, as an older schema would have recorded it."""
+    unit_file = plan_path.parent / "units" / unit / "unit.json"
+    record = json.loads(unit_file.read_text())
+    config = yaml.safe_load(record["identity"]["config"])
+    change(config)
+    record["identity"]["config"] = yaml.safe_dump(config, sort_keys=False)
+    unit_file.write_text(json.dumps(record))
+
+
+def test_a_field_added_to_the_schema_since_a_unit_ran_agrees_only_at_its_default(
+    plan_path: Path,
+) -> None:
+    runner(plan_path, Processes()).run(only=["warm", "spade/seed0"])
+    trained = Unit("train", "spade", 0)
+    _recorded_config(plan_path, trained.name, lambda c: c["agent"].pop("fit_turn_cap"))
+    assert runner(plan_path, Processes()).is_done(trained)
+    data = plan_data(plan_path.parents[2])
+    data["arms"]["spade"]["set"] = {"agent.fit_turn_cap": True}  # type: ignore[index]
+    plan_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(ExperimentError, match=r"agent.fit_turn_cap: None ≠ True"):
+        runner(plan_path, Processes()).is_done(trained)
+
+
+def test_a_recorded_field_the_schema_no_longer_has_is_a_difference(plan_path: Path) -> None:
+    runner(plan_path, Processes()).run(only=["warm", "spade/seed0"])
+    _recorded_config(plan_path, "spade/seed0/train", lambda c: c["agent"].update(knob=3))
+    _recorded_config(plan_path, "warm", lambda c: c.pop("hint_examples"))
+    with pytest.raises(ExperimentError, match=r"agent.knob: 3 ≠ None"):
+        runner(plan_path, Processes()).is_done(Unit("train", "spade", 0))
+    # the warm start's recipe sets hint_examples away from its default: not a new field
+    with pytest.raises(ExperimentError, match=r"hint_examples: None ≠ 60"):
+        runner(plan_path, Processes()).is_done(Unit("warm"))
 
 
 def test_a_run_directory_of_another_config_is_refused_not_resumed(plan_path: Path) -> None:

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 
 class WarmupConfig(BaseModel):
+    """A warm start's recipe. A field added here takes a default that keeps the behaviour
+    from before it (recorded experiment units lack it: spade.experiments.units)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = Field("smollm2-135m", description="HF model dir or built-in alias to start from")
