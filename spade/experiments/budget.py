@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spade.experiments.records import Experiment
-from spade.experiments.units import Unit, selected
+from spade.experiments.units import Unit, selected, units
 
 MEASURED_SECONDS = 1.0
 """A recorded wall time below this is a unit that found its work done, not a measure."""
@@ -43,16 +43,19 @@ def peer_key(unit: Unit) -> PeerKey:
 def estimates(experiment: Experiment, only: Sequence[str] = ()) -> list[Estimate]:
     """An estimate for every unit not done (those `only` selects, prefixes as `run --only`)."""
     measured: dict[PeerKey, list[tuple[float, str]]] = {}
-    for unit in experiment.done():
-        record = experiment.unit_record(unit) or {}
+    missing: list[Unit] = []
+    for unit in units(experiment.plan):
+        record = experiment.unit_record(unit)
+        if record is None:
+            if not only or selected(unit.name, only):
+                missing.append(unit)
+            continue
         seconds = record.get("seconds")
         if isinstance(seconds, int | float) and seconds >= MEASURED_SECONDS:
             host = str(record.get("host") or "host not recorded")
             measured.setdefault(peer_key(unit), []).append((float(seconds), host))
     result = []
-    for unit in experiment.missing():
-        if only and not selected(unit.name, only):
-            continue
+    for unit in missing:
         peers = measured.get(peer_key(unit), [])
         seconds = statistics.median(s for s, _ in peers) if peers else None
         hosts = tuple(sorted({_cpu(h) for _, h in peers}))

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from spade.experiments import artifacts
 from spade.experiments.plan import WARM, Plan, load_plan
 from spade.experiments.units import (
@@ -78,7 +76,7 @@ class Runner:
         """What the plan says this unit is."""
         if unit.kind == "warm":
             config = load_warmup_config(self.plan.warm_start.config)
-            return {"config": yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)}
+            return {"config": dump_config(config)}
         if unit.kind == "train":
             return {"config": train_config_text(self.plan, unit)}
         return eval_identity(self.plan, self.layout, unit)
@@ -87,7 +85,7 @@ class Runner:
     def _schema_defaults(unit: Unit) -> str | None:
         """The config of all defaults a unit's recorded config is read against."""
         if unit.kind == "warm":
-            return yaml.safe_dump(WarmupConfig().model_dump(mode="json"), sort_keys=False)
+            return dump_config(WarmupConfig())
         return dump_config(TrainConfig()) if unit.kind == "train" else None
 
     def is_done(self, unit: Unit) -> bool:
@@ -295,7 +293,7 @@ class Runner:
         text = (run_dir / "config.yaml").read_text(encoding="utf-8")
         if unit.kind == "warm":
             loaded = load_warmup_config(run_dir / "config.yaml")
-            text = yaml.safe_dump(loaded.model_dump(mode="json"), sort_keys=False)
+            text = dump_config(loaded)
         self._agree(unit, {"config": text}, run_dir / "config.yaml")
 
     def _launch(self, unit: Unit, module_args: list[str]) -> None:

@@ -445,5 +445,6 @@ def _run_config_names(message: str) -> str:
     return message.replace("UpdateConfig.", "update.").replace("UpdateConfig field", "update field")
 
 
-def dump_config(config: TrainConfig) -> str:
+def dump_config(config: BaseModel) -> str:
+    """A config (spade-train's, a warm start's) as YAML in field order: what a run records."""
     return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
