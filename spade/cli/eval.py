@@ -180,7 +180,8 @@ def make_responder(args: argparse.Namespace) -> tuple[Responder, dict[str, Any]]
 
     try:
         sizes = {"batch_size": args.batch_size} if args.batch_size else {}  # else each backend's
-        policy = load_policy(args.checkpoint, args.serve, args.output, **sizes)
+        # The engine starts at the first prompt the cache does not answer: a re-run starts none.
+        policy = load_policy(args.checkpoint, args.serve, args.output, defer_start=True, **sizes)
     except ModelSpecError as exc:
         raise UsageError(str(exc)) from None
     info = policy.describe()

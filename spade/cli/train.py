@@ -20,9 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from spade.atomic import write_atomic
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.settings import command_parser, set_overrides
-from spade.selfplay.config import ConfigError, TrainConfig, load_config
+from spade.selfplay.config import ConfigError, TrainConfig, dump_config, load_config
 from spade.selfplay.recipes import missing_start
 from spade.selfplay.rewards import DESIGNER_REWARDS
 
@@ -110,6 +111,7 @@ def follow(args: argparse.Namespace) -> int:
         config = requested_config(args)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    refuse_distributed_bootstrap(config)
     Learner(config.model, config.update_config()).follow()
     return 0
 
@@ -126,6 +128,19 @@ def show_memory(argv: list[str]) -> int:
     return 0
 
 
+def refuse_distributed_bootstrap(config: TrainConfig) -> None:
+    """The bootstrap's SFT runs in one process: a launched run from a built-in model says so
+    on every rank, before any rank loads a model."""
+    from spade.rl.distributed import launched_world_size
+    from spade.selfplay.bootstrap import applies
+
+    if applies(config) and launched_world_size() > 1:
+        raise UsageError(
+            f"model {config.model} is a built-in model, whose agent is bootstrapped in one "
+            "process: run without the launcher, or set bootstrap.agent=off"
+        )
+
+
 def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     import openai
 
@@ -136,6 +151,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     from spade.rl.learner import LearnerError
     from spade.rl.weight_sync import GenerationError
     from spade.sandbox import resolve_backend
+    from spade.selfplay.bootstrap import start_model
     from spade.selfplay.generation import resolved_backend
     from spade.selfplay.loop import SelfPlayRun
     from spade.suites import SuiteError
@@ -153,8 +169,16 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
         ConfigError,
         OSError,
     )
+    refuse_distributed_bootstrap(config)
+    if not resume:  # first, so a kill during the bootstrap leaves a run that --resume takes
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(run_dir / "config.yaml", dump_config(config))
     try:
-        run = SelfPlayRun(config, run_dir)
+        start = start_model(config, run_dir, resume)
+    except (*starting, ValueError) as exc:  # the bootstrap's data or fine-tune
+        raise UsageError(f"bootstrap: {exc}; continue with --resume {run_dir}") from None
+    try:
+        run = SelfPlayRun(config, run_dir, start=start)
     except starting as exc:
         raise UsageError(str(exc)) from None
     try:

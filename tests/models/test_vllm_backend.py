@@ -36,7 +36,7 @@ def engine() -> Iterator[VLLMPolicy]:
                         cpu_kv_cache_gib=0.5)  # fmt: skip
     policy = VLLMPolicy(builtin_model_dir("smollm2-135m"), config, name="smollm2-135m")
     yield policy
-    del policy.llm
+    policy.close()
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +191,36 @@ def test_spade_evals_options_are_accepted() -> None:
     assert args["generation_config"] == "vllm" and args["logprobs_mode"] == "processed_logprobs"
     gpu = VLLMConfig().engine_args(on_cpu=False)
     assert gpu["dtype"] == "auto" and "enforce_eager" not in gpu and "max_num_seqs" not in gpu
+
+
+def test_a_deferred_engine_starts_at_the_first_prompt_the_cache_does_not_answer(
+    tmp_path: Path, engine: VLLMPolicy
+) -> None:
+    import threading
+
+    from spade.rollout import GenRequest
+    from spade.rollout.cache import CompletionCache
+    from spade.rollout.responders import PolicyResponder
+
+    def deferred() -> VLLMPolicy:
+        policy = load_policy("vllm:smollm2-135m", defer_start=True, cpu_kv_cache_gib=0.5)
+        assert isinstance(policy, VLLMPolicy)
+        return policy
+
+    request = GenRequest("test", "q0", tuple(user(QUESTIONS[0])), GREEDY)
+    expected = engine.generate([user(QUESTIONS[0])], GREEDY)[0].text
+    cache = CompletionCache(tmp_path / "completions.sqlite")
+    first = deferred()
+    info = first.describe()  # the recorded facts need no engine
+    assert not first.started and info.dtype == "float32" and info.weights_sha256
+    answers: list[list[list[Completion]]] = []
+    # spade-eval's benchmarks ask from worker threads: the engine starts in one of them.
+    worker = threading.Thread(target=lambda: answers.append(
+        PolicyResponder(first, "key", cache)([request])))  # fmt: skip
+    worker.start()
+    worker.join()
+    assert first.started and answers[0][0][0].text == expected
+    first.close()
+    again = deferred()  # a re-run: every prompt in the cache, so no engine at all
+    assert PolicyResponder(again, "key", cache)([request])[0][0].text == expected
+    assert not again.started

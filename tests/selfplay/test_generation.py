@@ -284,7 +284,7 @@ def test_the_in_process_vllm_engine_takes_each_update(
     worst = max(worst, worst_gap(policy.generate([PROBE], GREEDY)[0], live))
     assert policy.describe().weights_sha256 is None  # no longer the files' weights
     print(f"worst |logprob gap| engine vs learner (lora={lora}): {worst:.2e}")
-    del policy.llm
+    policy.close()
 
 
 def test_auto_is_vllm_where_it_is_installed_and_the_update_has_one_process(
@@ -408,6 +408,6 @@ def test_seeded_prompts_past_a_steps_token_budget_are_sampled_on_the_cpu_engine(
             prompts, SamplingParams(max_new_tokens=4, temperature=1.0, seed=7)
         )
     finally:
-        del policy.llm
+        policy.close()
     assert [len(c.token_ids) for c in sampled] == [4] * 16
     assert all(len(c.prompt_token_ids or []) > 256 for c in sampled)
