@@ -5,8 +5,8 @@ The defaults are a real but small self-play run of the embedded 135M model on a 
 plays, `update.device: cuda`, rollouts on vLLM (`generation.backend: vllm` in this process,
 or `server` for a `vllm serve` endpoint) and updates on several GPUs (`accelerate launch`).
 
-A field added here takes a default that keeps the behaviour from before it: an experiment's
-recorded units (spade.experiments) lack the field and agree with their plan only then.
+A field added here takes a default that keeps the behaviour of every recorded experiment unit
+(spade.experiments): they lack the field and agree with their plan only then.
 """
 
 from __future__ import annotations

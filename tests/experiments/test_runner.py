@@ -388,3 +388,16 @@ def test_a_rebuild_of_an_unplanned_seed_is_a_one_line_error(
     with pytest.raises(SystemExit):
         main(["status", str(path)])
     assert "warm_rebuild seeds must be planned seeds" in capsys.readouterr().err
+
+
+def test_no_recorded_training_unit_starts_from_a_built_in_model() -> None:
+    """`bootstrap.agent: auto` (added after these units ran) changes what a run from a
+    built-in model does, and nothing else: the rule that a new field's default keeps a
+    recorded unit's behaviour holds only while no recorded unit starts from one."""
+    from spade.models.builtin import BUILTIN_MODELS
+
+    recorded = sorted(Path("experiments").glob("*/units/**/train/config.yaml"))
+    assert recorded, "no recorded training unit found under experiments/"
+    for path in recorded:
+        config = yaml.safe_load(path.read_text())
+        assert config["model"] not in BUILTIN_MODELS or "bootstrap" in config, path
