@@ -12,6 +12,7 @@ and starts both roles from it. A run that starts from a warm start or a checkpoi
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -62,6 +63,9 @@ def start_model(config: TrainConfig, run_dir: Path, resume: bool) -> str:
         return config.model  # a run from before the bootstrap: its checkpoints build on this
     print(f"bootstrap: agent SFT on teacher play before iteration 0 ({boot_dir})", file=sys.stderr)
     report = run_warmup(warmup_config(config), boot_dir, resume=boot_dir.exists())
+    # The trainer's checkpoints (weights and optimizer state, ~1.5 GB for the 135M model) only
+    # serve a resume of the fine-tune, which is finished.
+    shutil.rmtree(boot_dir / "sft" / "checkpoints", ignore_errors=True)
     print(describe(report), file=sys.stderr)
     return str(report.model_dir)
 

@@ -190,14 +190,14 @@ class BootstrapConfig(_Strict):
         description="auto: bootstrap when `model` is a built-in alias (a model directory, a "
         "warm start or checkpoint, is used as it is); off: never",
     )
-    episodes_per_env: int = Field(2, ge=1, description="teacher episodes per train env")
+    episodes_per_env: int = Field(6, ge=1, description="teacher episodes per train env")
     levels: list[int] = Field(
         default_factory=lambda: [0],
         min_length=1,
         description="the levels those episodes take in turn",
     )
     pool_episodes_per_task: int = Field(
-        3, ge=0, description="reference-answer episodes per task of `pool.tasks`"
+        6, ge=0, description="reference-answer episodes per task of `pool.tasks`"
     )
     sft: dict[str, Any] = Field(
         default_factory=lambda: {

@@ -32,7 +32,7 @@ def test_the_bootstrap_plays_the_suite_the_run_plays_and_teaches_the_agent_only(
     fixed = warmup_config(load_config(None, {"mode": "fixed", "fixed_suite": "y@1.0.0"}))
     assert (spade.suite, fixed.suite) == ("x@1.0.0", "y@1.0.0")
     assert spade.designer_examples == 0 and spade.seed == 7 and spade.agent_levels == [0]
-    assert spade.pool_tasks == load_config(None).pool.tasks and spade.pool_episodes_per_task == 3
+    assert spade.pool_tasks == load_config(None).pool.tasks and spade.pool_episodes_per_task == 6
     no_pool = warmup_config(load_config(None, {"bootstrap.pool_episodes_per_task": 0}))
     assert no_pool.pool_tasks == {}
     assert spade.sft_config().lr == 1e-4 and spade.sft_config().epochs == 1
@@ -110,6 +110,7 @@ def test_the_bootstrap_fine_tunes_the_built_in_model_once(tmp_path: Path) -> Non
     model = Path(start_model(config, run_dir, resume=False))
     assert model == run_dir / BOOTSTRAP_DIR / "sft" / "model"
     assert (model / "config.json").is_file()
+    assert not (run_dir / BOOTSTRAP_DIR / "sft" / "checkpoints").exists()  # resume-only state
     ids = [
         json.loads(line)["env_id"]
         for line in (run_dir / BOOTSTRAP_DIR / "data" / "agent.jsonl").open()
