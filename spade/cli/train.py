@@ -151,7 +151,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     from spade.rl.learner import LearnerError
     from spade.rl.weight_sync import GenerationError
     from spade.sandbox import resolve_backend
-    from spade.selfplay.bootstrap import start_model
+    from spade.selfplay.bootstrap import BOOTSTRAP_DIR, applies, start_model
     from spade.selfplay.generation import resolved_backend
     from spade.selfplay.loop import SelfPlayRun
     from spade.suites import SuiteError
@@ -170,7 +170,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
         OSError,
     )
     refuse_distributed_bootstrap(config)
-    if not resume:  # first, so a kill during the bootstrap leaves a run that --resume takes
+    if applies(config) and not resume:  # first, so a kill in the bootstrap can be resumed
         run_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(run_dir / "config.yaml", dump_config(config))
     try:
@@ -180,7 +180,9 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     try:
         run = SelfPlayRun(config, run_dir, start=start)
     except starting as exc:
-        raise UsageError(str(exc)) from None
+        kept = (run_dir / BOOTSTRAP_DIR).is_dir() and not resume
+        then = f"; the bootstrap is kept: continue with --resume {run_dir}" if kept else ""
+        raise UsageError(f"{exc}{then}") from None
     try:
         if resume:
             run.resume()
