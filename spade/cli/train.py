@@ -170,13 +170,16 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
         OSError,
     )
     refuse_distributed_bootstrap(config)
-    if applies(config) and not resume:  # first, so a kill in the bootstrap can be resumed
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(run_dir / "config.yaml", dump_config(config))
-    try:
-        start = start_model(config, run_dir, resume)
-    except (*starting, ValueError) as exc:  # the bootstrap's data or fine-tune
-        raise UsageError(f"bootstrap: {exc}; continue with --resume {run_dir}") from None
+
+    def start() -> str:  # called by the run once its inputs are checked
+        if applies(config) and not resume:  # first, so a kill in the bootstrap can be resumed
+            run_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(run_dir / "config.yaml", dump_config(config))
+        try:
+            return start_model(config, run_dir, resume)
+        except (*starting, ValueError) as exc:  # the bootstrap's data or fine-tune
+            raise UsageError(f"bootstrap: {exc}; continue with --resume {run_dir}") from None
+
     try:
         run = SelfPlayRun(config, run_dir, start=start)
     except starting as exc:

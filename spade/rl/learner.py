@@ -66,7 +66,7 @@ class Learner:
         self.model_dir = _resolve_model_dir(model_dir)
         self.world = join_world(self.config.device)
         """This process's place in a distributed run: rank 0 drives, the others `follow()`."""
-        self.device = self.world.device or _device(self.config.device)
+        self.device = self.world.device or resolve_device(self.config.device)
         self.compute_dtype = _compute_dtype(self.config.dtype, self.device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
         if self.tokenizer.pad_token_id is None:
@@ -432,7 +432,8 @@ def _resolve_model_dir(model_dir: str | Path) -> Path:
     return path
 
 
-def _device(name: str) -> torch.device:
+def resolve_device(name: str) -> torch.device:
+    """The torch device `update.device` names; LearnerError when this machine has none."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:

@@ -27,7 +27,7 @@ from spade.models.policy import Completion, SamplingParams
 from spade.procedural import LevelScheduler
 from spade.rl.advantages import designer_advantages
 from spade.rl.checkpoint import latest_checkpoint
-from spade.rl.learner import Learner
+from spade.rl.learner import Learner, resolve_device
 from spade.rl.samples import TrainingSample
 from spade.rollout import GenRequest, PolicyResponder, Responder
 from spade.sandbox import SandboxConfig
@@ -72,10 +72,11 @@ class SelfPlayRun:
         config: TrainConfig,
         run_dir: Path,
         suites_root: Path | None = None,
-        start: str | None = None,
+        start: Callable[[], str] | None = None,
     ):
-        """`start`: the weights both roles start from, when not `config.model` (the agent
-        bootstrap's, spade.selfplay.bootstrap)."""
+        """`start`: called once the run's inputs are checked (corpus, suites, device), before
+        any model loads; it returns the weights both roles start from (the agent bootstrap's,
+        spade.selfplay.bootstrap, which takes minutes). None: `config.model`."""
         self.config = config
         self.run_dir = run_dir
         self.suites_root = suites_root
@@ -84,14 +85,6 @@ class SelfPlayRun:
         self.open_env: Callable[..., RemoteEnv] = (
             self.env_hosts.open if self.env_hosts else RemoteEnv
         )
-        self.learner = Learner(start or config.model, config.update_config())
-        self.chat_tokens = ChatTokens(self.learner.tokenizer)
-        self.engine = make_engine(config, self.learner, run_dir)
-        self.memory = EnvMemory(config.memory.capacity)
-        self.ema = SkillEMA(config.reward.ema_alpha)
-        self.scheduler = LevelScheduler(config.pool.scheduler)
-        self.step = 0
-        self.log = RunLog(run_dir)
         self.corpus = None
         if config.mode == "spade" and not config.no_corpus:
             self.corpus = open_corpus(
@@ -101,6 +94,16 @@ class SelfPlayRun:
         self.cold_start = cold_start_envs(config.memory.cold_start_suite, suites_root)
         self.known_designs = known_designs(config.designer.known_designs)
         self.fixed_pool = self._fixed_pool() if config.mode == "fixed" else []
+        update = config.update_config()
+        resolve_device(update.device)  # a machine without the device: one line, before `start`
+        self.learner = Learner(start() if start else config.model, update)
+        self.chat_tokens = ChatTokens(self.learner.tokenizer)
+        self.engine = make_engine(config, self.learner, run_dir)
+        self.memory = EnvMemory(config.memory.capacity)
+        self.ema = SkillEMA(config.reward.ema_alpha)
+        self.scheduler = LevelScheduler(config.pool.scheduler)
+        self.step = 0
+        self.log = RunLog(run_dir)
 
     # -- set-up and resume ------------------------------------------------------------------
     def _fixed_pool(self) -> list[PlayableEnv]:

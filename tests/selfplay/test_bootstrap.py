@@ -74,7 +74,7 @@ def test_a_run_cut_off_before_its_first_checkpoint_resumes_from_the_start(
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "metrics.jsonl").write_text(json.dumps({"step": 0, "agent/return": 0.5}) + "\n")
-    run = SelfPlayRun(config, run_dir, start=str(tiny_model_dir))
+    run = SelfPlayRun(config, run_dir, start=lambda: str(tiny_model_dir))
     run.resume()  # was: "holds no complete checkpoint"
     assert run.step == 0 and (run_dir / "config.yaml").is_file()
     assert (run_dir / "metrics.jsonl").read_text() == ""  # the cut iteration is redone

@@ -387,12 +387,16 @@ def test_resume_with_a_changed_config_is_refused(
 ) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    (run_dir / "config.yaml").write_text("iterations: 2\nupdate: {lr: 1.0e-5}\n")
+    # A model that is not there: an accepted resume stops at it, before anything is written
+    # (the embedded model would be bootstrapped first, spade.selfplay.bootstrap).
+    (run_dir / "config.yaml").write_text(
+        "model: /nonexistent\niterations: 2\nupdate: {lr: 1.0e-5}\n"
+    )
     command = [sys.executable, "-m", "spade.cli.train", "--resume", str(run_dir), *args]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
-    # Accepted, the resume goes on to look for a checkpoint (there is none here).
     assert ("would change the run's config" in result.stderr) == refused, result.stderr
+    assert refused or "model /nonexistent" in result.stderr, result.stderr
     assert sorted(p.name for p in run_dir.iterdir()) == ["config.yaml"]
 
 
