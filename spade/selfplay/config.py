@@ -184,7 +184,7 @@ class BootstrapConfig(_Strict):
     before a run that starts from a built-in model, whose replies never use an env's action
     syntax and so never carry gradient. The defaults were measured in
     experiments/plain-train-bootstrap: 132 examples, 17 optimizer steps, an agent gradient in
-    each of plain spade-train's 3 iterations (2 and 3 per env or task: 1 of 3)."""
+    5 of 6 iterations of two plain spade-train runs (2 and 3 per env or task: 1 of 3)."""
 
     agent: Literal["auto", "off"] = Field(
         "auto",
