@@ -178,6 +178,8 @@ def one_line(exc: BaseException) -> str:
     """An exception's message on one line: its last non-empty line (where vLLM and pydantic
     put the cause), at most 300 characters."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    # pydantic ends its messages with a link to its docs, after the cause
+    lines = [line for line in lines if not line.startswith("For further information visit")]
     return (lines[-1] if lines else type(exc).__name__)[:300]
 
 
@@ -220,6 +222,7 @@ class VLLMPolicy:
         self._llm: Any = None
         self._tokenizer: Any = None
         self._starting = threading.Lock()
+        self._start_error: EngineError | None = None
         self.context_overflows = 0
         """Prompts answered empty because they filled the context window."""
         self._weights_sha256: str | None = None
@@ -236,6 +239,8 @@ class VLLMPolicy:
     def _start(self) -> Any:
         """The engine, started once (by whichever thread asks first)."""
         with self._starting:
+            if self._start_error is not None:  # failed once: every caller gets that cause
+                raise self._start_error  # (a second start beside the first's wreck can crash)
             if self._llm is None:
                 vllm = require_vllm()
                 self._vllm = vllm
@@ -243,9 +248,9 @@ class VLLMPolicy:
                     args = self.config.engine_args(self.on_cpu)
                     self._llm = vllm.LLM(model=str(self.model_dir), **args)
                 except Exception as exc:  # vLLM raises many kinds; the user needs the cause
-                    raise EngineError(
-                        f"vLLM cannot load {self.model_dir}: {one_line(exc)}"
-                    ) from None
+                    error = EngineError(f"vLLM cannot load {self.model_dir}: {one_line(exc)}")
+                    self._start_error = error
+                    raise error from None
                 self._tokenizer = self._llm.get_tokenizer()
         return self._llm
 

@@ -18,6 +18,7 @@ from spade.models import Completion, SamplingParams, TransformersPolicy, builtin
 from spade.models.load import ModelSpecError, load_policy
 from spade.models.policy import TokenPrompt
 from spade.models.vllm_backend import EngineError, VLLMConfig, VLLMPolicy
+from tests.data import DATA_DIR
 from tests.models.conftest import (
     GREEDY,
     QUESTIONS,
@@ -178,6 +179,28 @@ def test_a_model_dir_vllm_cannot_load_is_one_line(tmp_path: Path, engine: VLLMPo
     with pytest.raises(ModelSpecError, match="vLLM cannot load") as caught:
         load_policy(f"vllm:{tmp_path}")
     assert "\n" not in str(caught.value)
+
+
+def test_spade_eval_on_a_model_vllm_cannot_load_is_one_line_with_benchmarks_side_by_side(
+    tmp_path: Path,
+) -> None:
+    # The engine starts in the first benchmark thread that misses the cache; the others get
+    # the same error, none starts a second engine beside the wreck of the first.
+    import subprocess
+    import sys
+
+    config = json.loads((builtin_model_dir("smollm2-135m") / "config.json").read_text())
+    config.update(architectures=["NoSuchModelForCausalLM"], model_type="no-such-model")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text(json.dumps(config))
+    command = [sys.executable, "-m", "spade.cli.eval", "--checkpoint", f"vllm:{tmp_path}/model",
+               "--benchmarks", "gsm8k,bbh,math500", "--limit", "1", "--no-cache",
+               "--data-dir", str(DATA_DIR), "--output", str(tmp_path / "out")]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr[-2000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "vLLM cannot load" in errors[0], result.stderr[-2000:]
+    assert "For further information" not in errors[0] and "Fatal" not in result.stderr
 
 
 def test_spade_evals_options_are_accepted() -> None:
