@@ -20,10 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from spade.atomic import write_atomic
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.settings import command_parser, set_overrides
-from spade.selfplay.config import ConfigError, TrainConfig, dump_config, load_config
+from spade.selfplay.config import ConfigError, TrainConfig, load_config
 from spade.selfplay.recipes import missing_start
 from spade.selfplay.rewards import DESIGNER_REWARDS
 
@@ -153,7 +152,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     from spade.sandbox import resolve_backend
     from spade.selfplay.bootstrap import BOOTSTRAP_DIR, applies, start_model
     from spade.selfplay.generation import resolved_backend
-    from spade.selfplay.loop import SelfPlayRun
+    from spade.selfplay.loop import SelfPlayRun, record_config
     from spade.suites import SuiteError
 
     use_sandbox("spade-train", config.sandbox)
@@ -174,7 +173,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool) -> int:
     def start() -> str:  # called by the run once its inputs are checked
         if applies(config) and not resume:  # first, so a kill in the bootstrap can be resumed
             run_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(run_dir / "config.yaml", dump_config(config))
+            record_config(run_dir, config)
         try:
             return start_model(config, run_dir, resume)
         except (*starting, ValueError) as exc:  # the bootstrap's data or fine-tune

@@ -19,6 +19,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from spade.atomic import write_atomic
 from spade.corpus import CorpusOptions, open_corpus
 from spade.distributed import ClusterError, EnvHosts
 from spade.envs.remote import RemoteEnv
@@ -138,7 +139,7 @@ class SelfPlayRun:
 
     def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "config.yaml").write_text(dump_config(self.config))
+        record_config(self.run_dir, self.config)
 
     def resume(self) -> None:
         if latest_checkpoint(self.run_dir / "checkpoints") is None:
@@ -156,7 +157,7 @@ class SelfPlayRun:
         self.log.truncate_after(self.step - 1)
         if self.step > 0:  # the engine starts from the base weights
             self.engine.sync()
-        (self.run_dir / "config.yaml").write_text(dump_config(self.config))  # --iterations
+        record_config(self.run_dir, self.config)  # --iterations
 
     # -- the loop -----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -410,6 +411,11 @@ class SelfPlayRun:
     def finish(self) -> Path:
         """Export the final policy as a HF model dir `spade-eval --checkpoint` takes."""
         return self.learner.export_hf(self.run_dir / "final")
+
+
+def record_config(run_dir: Path, config: TrainConfig) -> None:
+    """Write the run's config.yaml, what `--resume` reads (atomically: a kill keeps the old)."""
+    write_atomic(run_dir / "config.yaml", dump_config(config))
 
 
 def start_env_hosts(ray: RayConfig) -> EnvHosts | None:

@@ -171,11 +171,17 @@ def test_lora_on_an_engine_without_it_is_refused(tmp_path: Path) -> None:
         policy.set_lora_adapter(tmp_path)
 
 
-def test_a_model_dir_vllm_cannot_load_is_one_line(tmp_path: Path, engine: VLLMPolicy) -> None:
+def unloadable_model(directory: Path) -> Path:
+    """A model dir whose config names an architecture vLLM does not have."""
     config = json.loads((builtin_model_dir("smollm2-135m") / "config.json").read_text())
-    config["architectures"] = ["NoSuchModelForCausalLM"]
-    config["model_type"] = "no-such-model"
-    (tmp_path / "config.json").write_text(json.dumps(config))
+    config.update(architectures=["NoSuchModelForCausalLM"], model_type="no-such-model")
+    directory.mkdir(exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(config))
+    return directory
+
+
+def test_a_model_dir_vllm_cannot_load_is_one_line(tmp_path: Path, engine: VLLMPolicy) -> None:
+    unloadable_model(tmp_path)
     with pytest.raises(ModelSpecError, match="vLLM cannot load") as caught:
         load_policy(f"vllm:{tmp_path}")
     assert "\n" not in str(caught.value)
@@ -189,11 +195,8 @@ def test_spade_eval_on_a_model_vllm_cannot_load_is_one_line_with_benchmarks_side
     import subprocess
     import sys
 
-    config = json.loads((builtin_model_dir("smollm2-135m") / "config.json").read_text())
-    config.update(architectures=["NoSuchModelForCausalLM"], model_type="no-such-model")
-    (tmp_path / "model").mkdir()
-    (tmp_path / "model" / "config.json").write_text(json.dumps(config))
-    command = [sys.executable, "-m", "spade.cli.eval", "--checkpoint", f"vllm:{tmp_path}/model",
+    model = unloadable_model(tmp_path / "model")
+    command = [sys.executable, "-m", "spade.cli.eval", "--checkpoint", f"vllm:{model}",
                "--benchmarks", "gsm8k,bbh,math500", "--limit", "1", "--no-cache",
                "--data-dir", str(DATA_DIR), "--output", str(tmp_path / "out")]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
