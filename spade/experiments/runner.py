@@ -36,7 +36,7 @@ from spade.experiments.units import (
 )
 from spade.models.weights import weights_sha256
 from spade.rl.checkpoint import latest_checkpoint
-from spade.selfplay.config import TrainConfig, dump_config
+from spade.selfplay.config import dump_config, prior_config
 from spade.selfplay.warmup.run import WarmupConfig, load_warmup_config
 
 Launcher = Callable[[Sequence[str]], int]
@@ -83,10 +83,11 @@ class Runner:
 
     @staticmethod
     def _schema_defaults(unit: Unit) -> str | None:
-        """The config of all defaults a unit's recorded config is read against."""
+        """The config a unit's recorded config is read against where it lacks a field: the
+        defaults, with each field whose default changed behaviour at its prior value."""
         if unit.kind == "warm":
             return dump_config(WarmupConfig())
-        return dump_config(TrainConfig()) if unit.kind == "train" else None
+        return dump_config(prior_config()) if unit.kind == "train" else None
 
     def is_done(self, unit: Unit) -> bool:
         """Its artifacts are intact and agree with the plan (ExperimentError when they do not

@@ -165,10 +165,11 @@ def eval_identity(plan: Plan, layout: Layout, unit: Unit) -> dict[str, Any]:
 
 def config_differences(recorded: str, planned: str, defaults: str | None = None) -> list[str]:
     """`key: recorded ≠ planned` for each top-level or nested field that differs. With the
-    schema's `defaults` (a config of defaults, dumped alike): a field the recorded config
-    lacks is no difference where the plan has it at its default. That is a field added to the
-    schema after the unit ran, and a new field's default keeps the behaviour from before it
-    (the rule for every config field), so the recipe the unit ran is still the planned one."""
+    schema's `defaults` (a config dumped alike, of the values that keep the behaviour from
+    before each field: spade.selfplay.config.prior_config): a field the recorded config lacks
+    is no difference where the plan has it at that value. That is a field added to the schema
+    after the unit ran, at the value that behaves as the unit did, so the recipe the unit ran
+    is still the planned one."""
     default = yaml.safe_load(defaults) if defaults else {}
     return _differences(yaml.safe_load(recorded) or {}, yaml.safe_load(planned) or {}, "", default)
 

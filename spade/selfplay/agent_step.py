@@ -55,6 +55,13 @@ class EnvPlays:
         return sum(e.solved for e in self.unhinted) / max(1, len(self.unhinted))
 
     @property
+    def has_signal(self) -> bool:
+        """Whether the unhinted plays teach the agent anything: advantages are centred within
+        an env's counted (terminated) plays, so equal returns give every sample 0."""
+        counted = [e.training_return for e in self.unhinted if e.terminated and e.error is None]
+        return len(set(counted)) > 1
+
+    @property
     def regret(self) -> float | None:
         if not self.hinted:
             return None
@@ -108,6 +115,40 @@ def play_envs(
         target = results[int(position)]
         (target.hinted if condition == "hint" else target.unhinted).append(episode)
     return results
+
+
+def refill(
+    plays: Sequence[EnvPlays],
+    draw: Callable[[int, set[str]], list[PlayableEnv]],
+    play_round: Callable[[list[PlayableEnv]], list[EnvPlays]],
+    rounds: int,
+) -> list[EnvPlays]:
+    """Dynamic sampling (DAPO, arXiv 2503.14476): for each env whose plays carry no signal
+    (all solved, or all failed alike), play a fresh env instead, for up to `rounds` rounds, so
+    that an iteration of a weak agent still gets a gradient. `draw(n, played)` picks up to n
+    envs not in `played` (keys); `play_round` plays them. Returns the added plays only: the
+    first round's stay as they were, for the designer's rewards, memory and metrics."""
+    added: list[EnvPlays] = []
+    played = {p.env.key for p in plays}
+    idle = sum(not p.has_signal for p in plays)
+    for _ in range(rounds):
+        fresh = draw(idle, played) if idle else []
+        if not fresh:
+            break
+        done = play_round(fresh)
+        added += done
+        played |= {env.key for env in fresh}
+        idle = sum(not p.has_signal for p in done)
+    return added
+
+
+def refill_metrics(plays: Sequence[EnvPlays], refilled: Sequence[EnvPlays]) -> dict[str, int]:
+    """What dynamic sampling did: the envs whose plays carry a signal before and after it."""
+    return {
+        "agent/envs_with_signal": sum(p.has_signal for p in plays),
+        "agent/refill_envs": len(refilled),
+        "agent/refill_envs_with_signal": sum(p.has_signal for p in refilled),
+    }
 
 
 def agent_samples(plays: Sequence[EnvPlays]) -> list[TrainingSample]:

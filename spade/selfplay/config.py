@@ -6,7 +6,9 @@ plays, `update.device: cuda`, rollouts on vLLM (`generation.backend: vllm` in th
 or `server` for a `vllm serve` endpoint) and updates on several GPUs (`accelerate launch`).
 
 A field added here takes a default that keeps the behaviour of every recorded experiment unit
-(spade.experiments): they lack the field and agree with their plan only then.
+(spade.experiments): they lack the field and agree with their plan only then. Where a better
+default for new runs changes behaviour, the value that keeps it goes in `PRIOR_VALUES`, and a
+recipe that recorded units ran sets that value (the identity check reads a missing field as it).
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ WeightSync = Literal["auto", "lora_adapter", "reload", "nccl"]
 
 UPDATE_DEFAULTS: dict[str, Any] = {"lr": 2e-6, "micro_batch_size": 2, "max_length": 2048}
 """The update settings of the laptop default run (the rest are UpdateConfig's defaults)."""
+
+
+PRIOR_VALUES: dict[str, Any] = {"agent.refill_rounds": 0}
+"""Fields whose default changed the behaviour of runs from before the field existed, each with
+the value that keeps that behaviour: what a recorded experiment unit, which lacks the field,
+ran (`prior_config`)."""
 
 
 class ConfigError(ValueError):
@@ -134,6 +142,14 @@ class AgentConfig(_Strict):
         description="also play each env K times with its hint (regret needs them); a fixed "
         "baseline without a designer uses regret only as a metric, and skipping them halves "
         "its rollouts",
+    )
+    refill_rounds: int = Field(
+        2,
+        ge=0,
+        description="dynamic sampling (DAPO): up to this many extra rounds, each playing a "
+        "fresh env of the replay pool (unhinted) for every env whose plays all returned the "
+        "same and so give the agent no gradient; the first round's plays alone make the "
+        "designer's rewards, memory and env metrics. 0: off (every run before the field)",
     )
     fit_turn_cap: bool = Field(
         False,
@@ -496,3 +512,9 @@ def _run_config_names(message: str) -> str:
 def dump_config(config: BaseModel) -> str:
     """A config (spade-train's, a warm start's) as YAML in field order: what a run records."""
     return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+
+
+def prior_config() -> TrainConfig:
+    """The defaults, with each `PRIOR_VALUES` field at the value that keeps the behaviour of
+    runs from before it: the config a recorded unit's missing fields are read against."""
+    return load_config(None, PRIOR_VALUES)

@@ -14,6 +14,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,15 @@ from spade.rl.samples import TrainingSample
 from spade.rollout import GenRequest, PolicyResponder, Responder
 from spade.sandbox import SandboxConfig
 from spade.selfplay import loop_state
-from spade.selfplay.agent_step import EnvPlays, PlayableEnv, Rollout, agent_samples, play_envs
+from spade.selfplay.agent_step import (
+    EnvPlays,
+    PlayableEnv,
+    Rollout,
+    agent_samples,
+    play_envs,
+    refill,
+    refill_metrics,
+)
 from spade.selfplay.config import (
     ConfigError,
     RayConfig,
@@ -240,13 +249,29 @@ class SelfPlayRun:
             with_hints=config.agent.hinted_plays,
             open_env=self.open_env,
         )
+        refilled = refill(
+            plays,
+            partial(self._fresh_envs, rng),
+            partial(
+                play_envs,
+                respond=timed,
+                plays=config.agent.plays,
+                rollout=rollout,
+                rng=rng,
+                sandbox=self.sandbox,
+                with_hints=False,
+                open_env=self.open_env,
+            ),
+            config.agent.refill_rounds,
+        )
         timings["rollouts"] = time.perf_counter() - rollout_started
         timings["rollout_generation"] = timed.seconds
         # Everything in the rollouts but the policy: env start, reset, step and close.
         timings["rollout_env"] = timings["rollouts"] - timed.seconds
         rewards = self._designer_rewards(candidates, plays, envs)
         designer = designer_samples(candidates, rewards)
-        samples = agent_samples(plays) + (designer if not config.no_designer_training else [])
+        agent = agent_samples(plays + refilled)
+        samples = agent + (designer if not config.no_designer_training else [])
         update_started = time.perf_counter()
         update = self.learner.update(samples).as_dict() if samples else {}
         timings["update"] = time.perf_counter() - update_started
@@ -255,7 +280,7 @@ class SelfPlayRun:
             self.engine.sync()
         timings["weight_sync"] = time.perf_counter() - sync_started
         remembered = self._remember(candidates, plays, envs)
-        self._schedule(plays)
+        self._schedule(plays + refilled)
         self.step += 1
         respond.close()
         metrics: dict[str, Any] = {}
@@ -268,6 +293,7 @@ class SelfPlayRun:
             timings["checkpoint"] = time.perf_counter() - checkpoint_started
             timings["total"] = time.perf_counter() - started
             metrics.update(_metrics(candidates, plays, envs, rewards, samples, update, timings))
+            metrics.update(refill_metrics(plays, refilled))
             metrics.update(level_metrics(plays, self.scheduler))
             self.log.write(step, metrics)
             self.log.write_designs(
@@ -301,6 +327,19 @@ class SelfPlayRun:
             cold = self._cold_pool()
             replay += rng.sample(cold, min(wanted - len(replay), len(cold)))
         return chosen + [(self._at_level(env, rng), None) for env in replay]
+
+    def _fresh_envs(self, rng: random.Random, count: int, played: set[str]) -> list[PlayableEnv]:
+        """Up to `count` envs for a refill round, none of them `played` this iteration: from
+        the fixed pool in fixed mode, else from memory and the cold-start pool (the replays')."""
+        if self.config.mode == "fixed":
+            pool = self.fixed_pool
+        else:
+            remembered = [
+                PlayableEnv(e.id, e.source, e.hint or None, e.kind, e.skill) for e in self.memory
+            ]
+            pool = remembered + self._cold_pool()
+        fresh = [env for env in pool if env.key not in played]
+        return [self._at_level(env, rng) for env in rng.sample(fresh, min(count, len(fresh)))]
 
     def _cold_pool(self) -> list[PlayableEnv]:
         """What a replay falls back on while memory is short: the cold-start suite's train envs

@@ -134,6 +134,22 @@ def test_a_field_added_to_the_schema_since_a_unit_ran_agrees_only_at_its_default
         runner(plan_path, Processes()).is_done(trained)
 
 
+def test_a_field_whose_default_changed_behaviour_agrees_only_at_its_prior_value(
+    plan_path: Path,
+) -> None:
+    """`agent.refill_rounds` defaults to 2 for new runs; a unit recorded before it existed
+    ran without refills, which is its prior value 0 (the ladder recipes set it)."""
+    runner(plan_path, Processes()).run(only=["warm", "fixed/seed0"])
+    trained = Unit("train", "fixed", 0)
+    _recorded_config(plan_path, trained.name, lambda c: c["agent"].pop("refill_rounds"))
+    assert runner(plan_path, Processes()).is_done(trained)
+    data = plan_data(plan_path.parents[2])
+    data["arms"]["fixed"]["set"] = {"agent.refill_rounds": 2}  # type: ignore[index]
+    plan_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(ExperimentError, match=r"agent.refill_rounds: None ≠ 2"):
+        runner(plan_path, Processes()).is_done(trained)
+
+
 def test_a_recorded_field_the_schema_no_longer_has_is_a_difference(plan_path: Path) -> None:
     runner(plan_path, Processes()).run(only=["warm", "spade/seed0"])
     _recorded_config(plan_path, "spade/seed0/train", lambda c: c["agent"].update(knob=3))

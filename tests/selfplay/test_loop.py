@@ -134,6 +134,7 @@ def tiny_config(model: Path, **extra: object) -> dict[str, object]:
         "agent.envs_per_iteration": None,
         "pool.tasks": {},
         "pool.schedule_levels": False,
+        "agent.refill_rounds": 0,  # dynamic sampling has its own test below
         "update.lr": 1e-3,
         "freeze_at_end": False,
         # The loop's own logic on the learner's model; the engines (and `auto`, the default,
@@ -270,6 +271,59 @@ def test_a_fixed_baseline_iteration_with_reward_variance_changes_the_weights(
     assert metrics["update/optimizer_steps"] >= 1 and metrics["update/agent/with_gradient"] > 0
     assert not torch.equal(before, weights(run))
     assert "update/mismatch/logprob_abs_diff_mean" in metrics
+
+
+# Solved only by the exact secret word: a tiny model's plays all return 0 (no signal).
+EXACT_ENV = """
+class ExactWordEnv:
+    metadata = {"kind": "game", "skill": "recall", "difficulty": "easy"}
+
+    def __init__(self, max_turns=2):
+        self.max_turns = max_turns
+
+    def reset(self, seed=None):
+        self.word = f"zq{seed}vx"
+        self.turn = 0
+        return "Say anything, then reply with the secret word.", {}
+
+    def step(self, action):
+        self.turn += 1
+        if self.turn == 1:
+            return f"The word is {self.word}.", 0.0, False, False, {}
+        return "Done.", float(action.strip() == self.word), True, False, {}
+
+    def solution(self):
+        return ["hello", self.word]
+
+    def close(self):
+        pass
+"""
+
+
+@pytest.mark.parametrize("rounds", [0, 2])
+def test_dynamic_sampling_replaces_an_env_whose_plays_carry_no_signal(
+    rounds: int, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """The first round plays an env every play fails alike (no gradient); with
+    `agent.refill_rounds` a fresh env of the pool is played in its place, whose plays differ,
+    and the update steps; without, the iteration has no optimizer step."""
+    for name, source in (("exact_env.py", EXACT_ENV), ("length_env.py", LENGTH_ENV)):
+        (tmp_path / name).write_text(source)
+    freeze_suite([tmp_path / "exact_env.py", tmp_path / "length_env.py"], "mixed", "1.0.0",
+                 root=tmp_path / "suites")  # fmt: skip
+    overrides = {"mode": "fixed", "fixed_suite": "mixed@1.0.0", "agent.envs_per_iteration": 1,
+                 "memory.cold_start_suite": "mixed@1.0.0",
+                 "agent.refill_rounds": rounds}  # fmt: skip
+    config = load_config(None, tiny_config(tiny_model_dir, **overrides))
+    run = SelfPlayRun(config, tmp_path / "run", suites_root=tmp_path / "suites")
+    exact = [env for env in run.fixed_pool if "ExactWord" in env.key]
+    run._envs_to_play = lambda candidates, rng: [(exact[0], None)]  # type: ignore[method-assign]
+    run.start()
+    metrics = run.iteration()
+    assert metrics["envs/played"] == 1 and metrics["agent/envs_with_signal"] == 0
+    assert metrics["agent/refill_envs"] == (1 if rounds else 0)
+    assert metrics["agent/refill_envs_with_signal"] == (1 if rounds else 0)
+    assert (metrics.get("update/optimizer_steps", 0) >= 1) == bool(rounds)
 
 
 def test_the_same_plays_give_different_designer_advantages_under_each_reward() -> None:
