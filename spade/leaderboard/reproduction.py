@@ -2,9 +2,9 @@
 
 Greedy decoding of the same weights, on the same backend, dtype and device, with the same
 generation settings and batches, gives the same tokens run after run on one machine (measured
-on the CI preset: the README's gate section), so every sample's output, extracted answer and
-score should come back exactly. Any sample where one of them changed is listed, and more than
-`MAX_CHANGED_SAMPLES` of them on a benchmark (or the stored row's
+on the CI preset, on transformers and on vLLM: docs/evaluation.md), so every sample's output,
+extracted answer and score should come back exactly. Any sample where one of them changed is
+listed, and more than `MAX_CHANGED_SAMPLES` of them on a benchmark (or the stored row's
 `settings.max_changed_samples[NAME]`) fail it, whatever they do to the mean.
 
 What it catches that no statistical test on a small slice can: one changed answer on any

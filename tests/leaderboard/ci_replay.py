@@ -74,8 +74,10 @@ def _with(argv: list[str], name: str, value: str, drop: tuple[str, ...]) -> list
     return [*argv, name, value]
 
 
-def cache_dir_for(folder: Path, alias: str) -> Path:
-    """A fresh, empty `SPADE_CACHE_DIR` under `folder` sharing the built-in model's files."""
+def cache_dir_for(folder: Path, checkpoint: str) -> Path:
+    """A fresh, empty `SPADE_CACHE_DIR` under `folder` sharing the built-in model's files
+    (`checkpoint`: the alias, with its backend prefix if any, e.g. `vllm:smollm2-135m`)."""
+    alias = checkpoint.removeprefix("vllm:")
     models = folder / "models"
     models.mkdir(parents=True)
     (models / alias).symlink_to(builtin_model_dir(alias))
