@@ -46,9 +46,9 @@ def designer_probe(argv: list[str]) -> int:
     from spade.rollout import PolicyResponder
     from spade.sandbox import resolve_backend
     from spade.selfplay.config import ConfigError, load_config
+    from spade.selfplay.design_step import known_designs
     from spade.selfplay.designer_probe import probe_designer, write_designs
     from spade.selfplay.generation import resolved_backend
-    from spade.selfplay.loop import known_designs
     from spade.selfplay.memory import cold_start_envs
     from spade.suites import SuiteError
 

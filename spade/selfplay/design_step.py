@@ -6,10 +6,12 @@ be credited (or withheld) in the update.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from spade.corpus import Corpus
 from spade.envs.checks import ValidationReport, validate_source
@@ -17,12 +19,13 @@ from spade.envs.remote import RemoteEnv
 from spade.models.policy import Completion, Message, SamplingParams
 from spade.rollout import GenRequest, Responder
 from spade.sandbox import SandboxConfig, SandboxUnavailable
-from spade.selfplay.config import TrainConfig
+from spade.selfplay.config import ConfigError, TrainConfig
 from spade.selfplay.designer import (
     DesignRequest,
     Reference,
     code_problem,
     designer_messages,
+    extract_code,
     extract_env,
     failure_text,
     repair_messages,
@@ -282,3 +285,33 @@ def _secrets(
         raise
     except Exception:
         return None
+
+
+def known_designs(paths: str | Sequence[str] | None) -> list[tuple[str, str]]:
+    """(name, source) of the envs a design must not repeat: the `reply` code of every record
+    of a designer JSONL, or every .py file of a folder; several of either as a list (e.g. the
+    data of a warm start and of the one continued from it)."""
+    if paths is None:
+        return []
+    known: list[tuple[str, str]] = []
+    for path in [paths] if isinstance(paths, str) else paths:
+        known += _known_designs(Path(path))
+    return known
+
+
+def _known_designs(where: Path) -> list[tuple[str, str]]:
+    try:
+        if where.is_dir():
+            return [
+                (f"known:{p.name}", p.read_text(encoding="utf-8"))
+                for p in sorted(where.glob("*.py"))
+            ]
+        known = []
+        for number, line in enumerate(where.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                code = extract_code(json.loads(line)["reply"])
+                if code is not None:
+                    known.append((f"known:{where}:{number}", code))
+        return known
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"designer.known_designs {where}: cannot read ({exc})") from None

@@ -9,7 +9,6 @@ fixed-environment baseline: the same agent step and update on a frozen suite, no
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -27,10 +26,8 @@ from spade.envs.remote import RemoteEnv
 from spade.models.chat_template import ChatTokens
 from spade.models.policy import Completion, SamplingParams
 from spade.procedural import LevelScheduler
-from spade.rl.advantages import designer_advantages
 from spade.rl.checkpoint import latest_checkpoint
 from spade.rl.learner import Learner, resolve_device
-from spade.rl.samples import TrainingSample
 from spade.rollout import GenRequest, PolicyResponder, Responder
 from spade.sandbox import SandboxConfig
 from spade.selfplay import loop_state
@@ -46,7 +43,6 @@ from spade.selfplay.agent_step import (
 from spade.selfplay.config import (
     ConfigError,
     RayConfig,
-    RewardConfig,
     TrainConfig,
     dump_config,
 )
@@ -55,10 +51,17 @@ from spade.selfplay.design_step import (
     DesignTimes,
     design_requests,
     generate_candidates,
+    known_designs,
     write_hints,
 )
-from spade.selfplay.designer import extract_code
+from spade.selfplay.designer_update import designer_rewards, designer_samples
 from spade.selfplay.generation import make_engine
+from spade.selfplay.iteration_records import (
+    LOGGED_ENVS,
+    design_record,
+    iteration_metrics,
+    sample_episodes,
+)
 from spade.selfplay.memory import (
     ColdStartEnv,
     EnvMemory,
@@ -67,13 +70,8 @@ from spade.selfplay.memory import (
     new_entry_id,
 )
 from spade.selfplay.pool import level_metrics, procedural_envs
-from spade.selfplay.rewards import (
-    DesignOutcome,
-    SkillEMA,
-    designer_reward,
-    groups_with_signal,
-)
-from spade.selfplay.run_log import RunLog, mean_or_nan
+from spade.selfplay.rewards import SkillEMA
+from spade.selfplay.run_log import RunLog
 
 
 class SelfPlayRun:
@@ -292,14 +290,16 @@ class SelfPlayRun:
             # leaves both, so no checkpoint is ever without its iteration's records.
             timings["checkpoint"] = time.perf_counter() - checkpoint_started
             timings["total"] = time.perf_counter() - started
-            metrics.update(_metrics(candidates, plays, envs, rewards, samples, update, timings))
+            metrics.update(
+                iteration_metrics(candidates, plays, envs, rewards, samples, update, timings)
+            )
             metrics.update(refill_metrics(plays, refilled))
             metrics.update(level_metrics(plays, self.scheduler))
             self.log.write(step, metrics)
             self.log.write_designs(
-                step, [_design_record(c, remembered.get(id(c))) for c in candidates]
+                step, [design_record(c, remembered.get(id(c))) for c in candidates]
             )
-            self.log.write_episodes(step, _sample_episodes(plays, LOGGED_ENVS))
+            self.log.write_episodes(step, sample_episodes(plays, LOGGED_ENVS))
 
         self._checkpoint(then=write_records)
         return metrics
@@ -472,105 +472,6 @@ def start_env_hosts(ray: RayConfig) -> EnvHosts | None:
         raise ConfigError(f"ray: {exc}") from None
 
 
-def _metrics(
-    candidates: list[Candidate],
-    plays: list[EnvPlays],
-    envs: list[tuple[PlayableEnv, Candidate | None]],
-    rewards: dict[str, list[float | None]],
-    samples: list[TrainingSample],
-    update: dict[str, float],
-    timings: dict[str, float],
-) -> dict[str, Any]:
-    designed = [p for (_, c), p in zip(envs, plays, strict=True) if c is not None]
-    scored = designed or plays
-    regrets = [p.regret for p in scored if p.regret is not None]
-    unhinted = [e for p in plays for e in p.unhinted]
-    failures: dict[str, int] = {}
-    for candidate in candidates:
-        if candidate.failure:
-            name = candidate.failure.split(":", 1)[0][:40]
-            failures[name] = failures.get(name, 0) + 1
-    metrics: dict[str, Any] = {
-        "designer/candidates": len(candidates),
-        "designer/valid": sum(c.valid for c in candidates),
-        "designer/validity_rate": mean_or_nan([float(c.valid) for c in candidates]),
-        "designer/attempts": mean_or_nan([float(c.attempts) for c in candidates]),
-        "designer/failures": failures,
-        # What the designer learns from: a group's advantages are its rewards centred, so a
-        # group whose designs all earn the same (at success 0 the plateau term is 0 for all)
-        # teaches nothing, whatever the number of designer samples.
-        "designer/groups_with_signal": groups_with_signal(rewards),
-        "envs/played": len(plays),
-        "envs/win_rate": mean_or_nan([p.win_rate for p in scored]),
-        "envs/regret": mean_or_nan(regrets),
-        "agent/return": mean_or_nan([e.training_return for e in unhinted]),
-        # The env's last reward whether or not the episode ended: partial credit a weak agent
-        # earns even when every episode is truncated (and so masked from the loss).
-        "agent/progress": mean_or_nan([e.final_reward for e in unhinted]),
-        "agent/truncated": mean_or_nan([float(not e.terminated) for e in unhinted]),
-        "agent/episodes": len(unhinted),
-        "samples/agent": sum(s.role == "agent" for s in samples),
-        "samples/designer": sum(s.role == "designer" for s in samples),
-    }
-    metrics.update({f"update/{k}": v for k, v in update.items()})
-    metrics.update({f"time/{k}": round(v, 3) for k, v in timings.items()})
-    total = timings.get("total") or 1.0
-    sandbox = timings.get("validation", 0.0) + timings.get("rollout_env", 0.0)
-    metrics["time/sandbox_fraction"] = round(sandbox / total, 4)
-    return metrics
-
-
-def _design_record(candidate: Candidate, played: dict[str, Any] | None) -> dict[str, Any]:
-    request = candidate.request
-    return {
-        "group": candidate.group,
-        "kind": request.kind,
-        "skill": request.skill,
-        "difficulty": request.difficulty,
-        "document_id": request.document_id,
-        "attempts": candidate.attempts,
-        "valid": candidate.valid,
-        "failure": candidate.failure,
-        "reply": candidate.reply,
-        "code": candidate.code,
-        "hint": candidate.hint,
-        # The designer's own first reply and why it failed: a repair prompt is never in a warm
-        # start's data, so the last reply's failure alone misreports what the designer writes.
-        "first_reply": candidate.first[0] if candidate.first else None,
-        "first_failure": candidate.first[1] if candidate.first else None,
-        **(played or {"env_id": None, "win_rate": None, "regret": None}),
-    }
-
-
-LOGGED_ENVS = 4
-"""Envs per iteration whose first seed's plays (with and without the hint) are logged."""
-
-
-def _sample_episodes(plays: list[EnvPlays], envs: int) -> list[dict[str, Any]]:
-    """The first seed's unhinted and hinted play of the first `envs` envs played."""
-    records = []
-    for result in plays[:envs]:
-        for hinted, episodes in ((False, result.unhinted), (True, result.hinted)):
-            if not episodes:
-                continue
-            episode = episodes[0]
-            records.append(
-                {
-                    "env": result.env.key,
-                    "seed": episode.seed,
-                    "hinted": hinted,
-                    "hint": episode.hint,
-                    "transcript": episode.messages,
-                    "rewards": episode.rewards,
-                    "return": episode.training_return,
-                    "terminated": episode.terminated,
-                    "truncated": episode.truncated,
-                    "error": episode.error,
-                }
-            )
-    return records
-
-
 class _ProgressResponder:
     """Shows what an iteration is generating while it runs (an iteration takes minutes on a
     CPU): the phase of each batched call (designer, hint, agent) and completions so far."""
@@ -609,87 +510,3 @@ class _TimedResponder:
             return self.inner(requests)
         finally:
             self.seconds += time.perf_counter() - started
-
-
-def known_designs(paths: str | Sequence[str] | None) -> list[tuple[str, str]]:
-    """(name, source) of the envs a design must not repeat: the `reply` code of every record
-    of a designer JSONL, or every .py file of a folder; several of either as a list (e.g. the
-    data of a warm start and of the one continued from it)."""
-    if paths is None:
-        return []
-    known: list[tuple[str, str]] = []
-    for path in [paths] if isinstance(paths, str) else paths:
-        known += _known_designs(Path(path))
-    return known
-
-
-def _known_designs(where: Path) -> list[tuple[str, str]]:
-    try:
-        if where.is_dir():
-            return [
-                (f"known:{p.name}", p.read_text(encoding="utf-8"))
-                for p in sorted(where.glob("*.py"))
-            ]
-        known = []
-        for number, line in enumerate(where.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                code = extract_code(json.loads(line)["reply"])
-                if code is not None:
-                    known.append((f"known:{where}:{number}", code))
-        return known
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"designer.known_designs {where}: cannot read ({exc})") from None
-
-
-def designer_rewards(
-    candidates: Sequence[Candidate],
-    results: Sequence[EnvPlays | None],
-    reward: RewardConfig,
-    ema: SkillEMA,
-) -> dict[str, list[float | None]]:
-    """Each candidate's reward under `reward.kind` from its env's plays (None: it was not
-    valid), by group (the design prompt), in the candidates' order. A design's slow EMA is
-    its skill's before this iteration's plays."""
-    groups: dict[str, list[float | None]] = {}
-    for candidate, result in zip(candidates, results, strict=True):
-        outcome = None
-        if result is not None:
-            outcome = DesignOutcome.of(result, ema.get(candidate.request.skill))
-        value = designer_reward(outcome, reward)
-        groups.setdefault(candidate.group, []).append(value)
-    return groups
-
-
-def designer_samples(
-    candidates: Sequence[Candidate], rewards: dict[str, list[float | None]]
-) -> list[TrainingSample]:
-    """The designer's samples: each candidate's reward (`designer_rewards`) centred within its
-    group; none for a reward of None (an invalid env, no penalty configured)."""
-    advantages = designer_advantages(rewards)
-    position = {group: 0 for group in rewards}
-    samples = []
-    for candidate in candidates:
-        index = position[candidate.group]
-        position[candidate.group] += 1
-        if rewards[candidate.group][index] is None:
-            continue  # no gradient for an invalid env unless a penalty is configured
-        sample = designer_sample(candidate.completion, float(advantages[candidate.group][index]))
-        if sample is not None:
-            samples.append(sample)
-    return samples
-
-
-def designer_sample(completion: Completion, advantage: float) -> TrainingSample | None:
-    """The designer's completion as sampled; None for an empty one (nothing to learn)."""
-    if completion.prompt_token_ids is None or completion.token_ids is None:
-        raise RuntimeError("training needs a generation backend that returns token ids")
-    if not completion.token_ids:
-        return None
-    logprobs = tuple(completion.logprobs) if completion.logprobs is not None else None
-    return TrainingSample(
-        tuple(completion.prompt_token_ids),
-        tuple(completion.token_ids),
-        advantage,
-        "designer",
-        sampled_logprobs=logprobs,
-    )

@@ -29,10 +29,11 @@ from spade.rl import learner as learner_module
 from spade.rollout import Episode, GenRequest, Responder
 from spade.selfplay.agent_step import EnvPlays, PlayableEnv
 from spade.selfplay.config import ConfigError, RewardConfig, load_config
-from spade.selfplay.design_step import Candidate
+from spade.selfplay.design_step import Candidate, known_designs
 from spade.selfplay.designer import DesignRequest
+from spade.selfplay.designer_update import designer_rewards, designer_samples
 from spade.selfplay.diversity import find_near_duplicate
-from spade.selfplay.loop import SelfPlayRun, designer_rewards, designer_samples, known_designs
+from spade.selfplay.loop import SelfPlayRun
 from spade.selfplay.memory import EnvMemory
 from spade.selfplay.rewards import DESIGNER_REWARDS, SkillEMA
 from spade.suites import freeze_suite, verify_suite
