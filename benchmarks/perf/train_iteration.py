@@ -37,6 +37,7 @@ PARTS = [
     ("env validation (sandbox)", "time/validation"),
     ("rollouts: policy generation", "time/rollout_generation"),
     ("rollouts: env time (sandbox)", "time/rollout_env"),
+    ("  of the rollouts: refill rounds", "time/refill"),  # dynamic sampling; in both above
     ("GRPO update", "time/update"),
     ("weight sync to the generation engine", "time/weight_sync"),
     ("checkpoint", "time/checkpoint"),
@@ -75,6 +76,7 @@ def run_training(
 
 
 SUMMARY = ("designer/validity_rate", "envs/win_rate", "envs/regret", "agent/return",
+           "agent/envs_with_signal", "agent/refill_envs", "agent/refill_envs_with_signal",
            "update/optimizer_steps", "update/agent/with_gradient",
            "update/mismatch/logprob_abs_diff_mean")  # fmt: skip
 

@@ -247,6 +247,7 @@ class SelfPlayRun:
             with_hints=config.agent.hinted_plays,
             open_env=self.open_env,
         )
+        refill_started = time.perf_counter()
         refilled = refill(
             plays,
             partial(self._fresh_envs, rng),
@@ -262,6 +263,7 @@ class SelfPlayRun:
             ),
             config.agent.refill_rounds,
         )
+        timings["refill"] = time.perf_counter() - refill_started  # part of the rollouts
         timings["rollouts"] = time.perf_counter() - rollout_started
         timings["rollout_generation"] = timed.seconds
         # Everything in the rollouts but the policy: env start, reset, step and close.

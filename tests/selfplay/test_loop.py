@@ -325,6 +325,7 @@ def test_dynamic_sampling_replaces_an_env_whose_plays_carry_no_signal(
     assert metrics["agent/refill_envs"] == (1 if rounds else 0)
     assert metrics["agent/refill_envs_with_signal"] == (1 if rounds else 0)
     assert (metrics.get("update/optimizer_steps", 0) >= 1) == bool(rounds)
+    assert 0 <= metrics["time/refill"] <= metrics["time/rollouts"]
 
 
 def test_the_same_plays_give_different_designer_advantages_under_each_reward() -> None:
