@@ -116,7 +116,7 @@ HINT = "Halve the range of possible values with every guess."
 
 
 def _metrics(step: int, validity: float, win_rate: float, regret: float) -> dict[str, Any]:
-    """An iteration's metrics with the keys the loop writes (iteration_records.iteration_metrics)."""
+    """An iteration's metrics with the keys the loop writes (iteration_metrics)."""
     return {
         "designer/candidates": 2, "designer/valid": int(2 * validity),
         "designer/validity_rate": validity, "designer/attempts": 1.5,
