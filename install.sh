@@ -18,6 +18,16 @@ if ((${#need[@]})); then
   fi
 fi
 
+# tcmalloc: spade-eval and spade-train preload it on a CPU machine (spade/allocator.py; vLLM's
+# CPU engine ran the main command 1.2x faster with it). Optional: without it they run as before.
+if ! ldconfig -p 2>/dev/null | grep -q libtcmalloc_minimal; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    tcmalloc() { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libtcmalloc-minimal4; }
+    { tcmalloc || { apt-get update -qq && tcmalloc; }; } >/dev/null 2>&1 ||
+      echo "install.sh: libtcmalloc-minimal4 not installed; vLLM on the CPU runs without tcmalloc" >&2
+  fi
+fi
+
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 # constraints/cpu.txt pins the CPU build of torch; a bare `torch` would pull a CUDA build.

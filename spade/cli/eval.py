@@ -18,6 +18,7 @@ from typing import Any
 from tabulate import tabulate
 from tqdm import tqdm
 
+from spade.allocator import with_tcmalloc
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.sandbox_choice import add_sandbox_argument, use_sandbox
 from spade.distributed import LOCAL, Cluster, ClusterError, Shard, ShardFailed, Workers, run_sharded
@@ -489,6 +490,9 @@ def main(argv: list[str] | None = None) -> int:
     samples = [sample for run in runs for sample in run.samples]
     return apply_leaderboard_actions(args, document, samples, output)
 
+
+cli = with_tcmalloc(main)
+"""The console script: `main` under tcmalloc on a CPU machine (spade.allocator)."""
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from spade.allocator import with_tcmalloc
 from spade.cli.errors import UsageError, one_line_errors
 from spade.cli.settings import command_parser, set_overrides
 from spade.selfplay.config import ConfigError, TrainConfig, load_config
@@ -284,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         raise UsageError(missing)
     return train(config, run_dir, resume)
 
+
+cli = with_tcmalloc(main)
+"""The console script: `main` under tcmalloc on a CPU machine (spade.allocator)."""
 
 if __name__ == "__main__":
     sys.exit(main())

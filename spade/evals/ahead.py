@@ -86,6 +86,7 @@ def ahead_of(
     build = getattr(benchmark, "requests", None)
     if build is None:
         return None
+    _import_transformers()
 
     def requests() -> list[GenRequest]:
         # The same benchmark picks the ids and builds the requests: one lm-eval catalog.
@@ -93,6 +94,15 @@ def ahead_of(
         return list(build(chosen, data_dir))
 
     return Ahead(respond, requests)
+
+
+def _import_transformers() -> None:
+    """Import transformers here, on the main thread, before any fetch starts. datasets'
+    pickler (which fingerprints lm-eval's dataset maps on the fetching threads) reads
+    `transformers.PreTrainedTokenizerBase` as soon as "transformers" is in `sys.modules`;
+    while another thread is still importing it the attribute is missing, and a run failed
+    with that AttributeError once in a cold main command."""
+    import transformers  # noqa: F401  (for its side effect: a fully imported module)
 
 
 def _key(request: GenRequest) -> tuple[str, int]:
