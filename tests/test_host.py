@@ -1,4 +1,4 @@
-"""The host line every benchmarks/perf/ script prints: CPU model, AVX-512, cores, date."""
+"""The host line every benchmarks/perf/ script prints: CPU model, AVX-512 kind, cores, date."""
 
 from __future__ import annotations
 
@@ -26,7 +26,17 @@ def test_the_model_and_avx512_come_from_the_first_processor(tmp_path: Path):
     assert (host.cpu, host.avx512) == ("Intel(R) Xeon(R) Platinum 8488C", True)
     assert host.cores == len(os.sched_getaffinity(0))
     assert host.date == datetime.now(UTC).date().isoformat()
-    assert str(host).startswith("host: Intel(R) Xeon(R) Platinum 8488C, AVX-512, ")
+    assert str(host).startswith("host: Intel(R) Xeon(R) Platinum 8488C, AVX-512 BF16, ")
+
+
+def test_the_kind_of_avx512_is_named(tmp_path: Path):
+    """BF16 and AMX change the kernels torch runs: the pace and the last bits of a fine-tune."""
+    assert ", AVX-512, " in str(this_host(cpuinfo(tmp_path, "avx512f avx512_vnni")))
+    sapphire = this_host(cpuinfo(tmp_path, "avx512f avx512_bf16 amx_bf16 amx_tile"))
+    assert ", AVX-512 BF16, AMX, " in str(sapphire)
+    assert (sapphire.bf16, sapphire.amx) == (True, True)
+    no_foundation = this_host(cpuinfo(tmp_path, "avx_vnni avx512_bf16"))  # a flag without avx512f
+    assert ", no AVX-512, " in str(no_foundation)
 
 
 def test_no_avx512_without_its_foundation_flag(tmp_path: Path):
