@@ -8,10 +8,11 @@ A arrives normalised per role from `spade.rl.advantages`):
               (+ beta * KL_t to the initial policy, k3 estimator, when beta > 0)
 
 `old_logp` is the policy before this update, computed once up front (a no-grad pass) when
-the samples carry the sampler's logprobs, when there are several passes (`num_iterations`)
-or several optimizer steps per batch; with one pass and one step it equals `logp.detach()`,
-the ratio is exactly 1 and the step is the plain policy gradient, and the clip bounds how
-far later passes move.
+there are several passes (`num_iterations`) or several optimizer steps per batch, and the clip
+bounds how far later passes move. With one pass and one step every micro-batch sees the
+weights before any move, so `old_logp` is the gradient pass's own `logp.detach()`: the ratio
+is exactly 1, the step is the plain policy gradient, and the mismatch and the TIS weights read
+those logprobs (a forward pass over the batch fewer; the figures are the same).
 
 Rollout-vs-learner mismatch: the sampler's per-token logprobs (`TrainingSample.
 sampled_logprobs`, from the generation backend) are compared with `old_logp` on the same
@@ -179,11 +180,13 @@ def grpo_update(
     try:
         # The learner's own logprobs before any weight moves: the ratio's denominator over
         # several passes or steps, the TIS weights, and the mismatch against the sampler.
-        sampled = any(s.sampled_logprobs is not None for s in live)
-        needs_old = config.num_iterations > 1 or len(plan) > 1 or sampled
+        # With one pass and one step the gradient pass scores them itself (no weight has
+        # moved when any micro-batch runs), so only the reference may need a pass up front.
+        needs_old = config.num_iterations > 1 or len(plan) > 1
         own = [micro_batches[world.rank :: world.size] for micro_batches in plan]
         if needs_old or reference is not None:
             _score_before_update(model, own, config, needs_old, reference, autocast, mismatch)
+        in_pass = None if needs_old else mismatch
         # No micro-batch runs (no samples, or only zero-advantage ones): probe instead.
         if not any(plan) and world.is_main:
             _probe_mismatch(model, samples, config, pad_id, device, autocast, mismatch)
@@ -191,7 +194,16 @@ def grpo_update(
             for micro_batches in plan:
                 lr = _learning_rate(config, optimizer_steps_done + len(norms))
                 loss, norm = _optimizer_step(
-                    model, optimizer, params, micro_batches, config, tally, lr, autocast, world
+                    model,
+                    optimizer,
+                    params,
+                    micro_batches,
+                    config,
+                    tally,
+                    lr,
+                    autocast,
+                    world,
+                    in_pass,
                 )
                 losses.append(loss)
                 if norm is None:
@@ -224,16 +236,18 @@ def _optimizer_step(
     lr: float,
     autocast: Callable[[], AbstractContextManager[Any]],
     world: World,
+    mismatch: MismatchTally | None = None,
 ) -> tuple[float, float | None]:
     """Accumulate the step's micro-batches, clip, step. Returns (loss, grad norm or None).
 
-    The loss is this process's share; `grpo_update` sums it over processes."""
+    The loss is this process's share; `grpo_update` sums it over processes. `mismatch`:
+    tally the sampler's logprobs against the gradient pass's (the update's one step)."""
     optimizer.zero_grad(set_to_none=True)
     total_loss, stash = 0.0, None
     by_role = _group_by_role(micro_batches, world)
     for role, group in by_role.items():
         for mb in group:
-            total_loss += _backward(model, mb, config, tally[role], autocast)
+            total_loss += _backward(model, mb, config, tally[role], autocast, mismatch)
         if config.role_grad_norms:
             _reduce_grads(params, world)  # the role's whole gradient, before measuring it
             tally[role].grad_norms.append(_grad_norm(params))
@@ -264,10 +278,13 @@ def _backward(
     config: UpdateConfig,
     tally: RoleTally,
     autocast: Callable[[], AbstractContextManager[Any]],
+    mismatch: MismatchTally | None = None,
 ) -> float:
     with autocast():
         logps, entropy = completion_logprobs(model, mb.batch, config.temperature_of(mb.role))
     old = logps.detach() if mb.old_logps is None else mb.old_logps
+    if mismatch is not None:
+        _add_mismatch(mismatch, mb.batch, old)
     terms = clipped_surrogate(
         logps,
         old,

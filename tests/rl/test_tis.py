@@ -120,3 +120,37 @@ def test_role_temperatures_name_a_role_and_a_positive_value() -> None:
     for bad in ({"hint": 0.5}, {"agent": 0.0}):
         with pytest.raises(ValueError, match="role_temperatures"):
             UpdateConfig(role_temperatures=bad)
+
+
+@pytest.mark.parametrize(("grad_accum", "forwards"), [(None, 2), (1, 4)])
+def test_one_step_scores_the_mismatch_in_its_gradient_pass(
+    tiny_model_dir: Path, grad_accum: int | None, forwards: int
+) -> None:
+    """One pass and one optimizer step: no weight has moved when any micro-batch runs, so the
+    gradient pass's own logprobs are the ratio's denominator, the TIS weights' and the
+    mismatch's: one forward per micro-batch. Two steps (grad_accum 1, micro-batches of 1)
+    score every micro-batch up front as well, before the first step moves the weights."""
+    from spade.rl import Learner
+    from spade.rl.grpo import completion_logprobs
+    from spade.rl.samples import collate, fit_sample
+    from tests.rl.token_samples import sample
+
+    config = UpdateConfig(lr=1e-2, micro_batch_size=1, grad_accum=grad_accum, tis_cap=2.0)
+    learner = Learner(tiny_model_dir, config)
+    skewed = []
+    for advantage, text in ((1.0, "\\boxed{open}"), (-1.0, "\\boxed{wait}")):
+        plain = sample([{"role": "user", "content": "Open the door."}], text, advantage, "agent")
+        batch = collate([fit_sample(plain, 512)], learner.tokenizer.pad_token_id)
+        with torch.no_grad():
+            own = completion_logprobs(learner.model, batch, 1.0)[0][0].tolist()
+        skewed.append(replace(plain, sampled_logprobs=tuple(lp - 0.25 for lp in own)))
+    calls = []
+    hook = learner.model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        metrics = learner.update(skewed).as_dict()
+    finally:
+        hook.remove()
+    assert len(calls) == forwards
+    assert metrics["optimizer_steps"] == forwards // 2
+    assert metrics["mismatch/tokens"] > 0
+    assert metrics["mismatch/logprob_abs_diff_max"] == pytest.approx(0.25, abs=1e-3)
