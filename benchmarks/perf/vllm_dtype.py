@@ -8,7 +8,8 @@ run does not need that agreement, only that the sampler's logprobs stay close to
 learner's (bf16 autocast over float32 weights), and a CPU with AVX-512 BF16 computes bf16
 natively. Each arm is a fresh process that starts an in-process engine in its dtype and
 samples one rollout-shaped batch the way a ladder iteration does: 32 distinct chats of a
-~700-token observation, temperature 1.0, a seed per request, up to 64 tokens, with logprobs.
+~700-token observation, temperature 1.0 (unseeded: a per-request seed stops the CPU engine,
+"CPU Generator does not use offset"), up to 64 tokens, with logprobs.
 Then the learner (`spade.rl.Learner`, bf16 autocast, as the ladder recipes train) scores the
 same completions, and the arm reports the mismatch the update would log: mean and max
 |sampler - learner| logprob over the generated tokens. Arms alternate (float32, bfloat16,
@@ -64,7 +65,7 @@ def child(model: str, dtype: str) -> None:
     policy.generate([[{"role": "user", "content": "warm up"}]], SamplingParams(max_new_tokens=4))
     record: dict[str, object] = {"start_s": time.perf_counter() - began}
     chats = conversations()
-    sampling = SamplingParams(max_new_tokens=NEW_TOKENS, temperature=1.0, seed=7, logprobs=True)
+    sampling = SamplingParams(max_new_tokens=NEW_TOKENS, temperature=1.0, logprobs=True)
     t0 = time.perf_counter()
     completions = policy.generate(chats, sampling)
     record["rollout_s"] = time.perf_counter() - t0
