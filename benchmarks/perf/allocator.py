@@ -21,12 +21,12 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 
+from _arms import alternate, in_child, report
+
 from spade.allocator import DONE, tcmalloc_library
-from spade.host import this_host
 
 WORKLOADS = {"prefill": (16, 900), "decode": (32, 12)}
 """name -> (prompts, words of each prompt)."""
@@ -68,14 +68,7 @@ def run_arm(model: str, library: str | None) -> dict[str, object]:
     if library is not None:
         environment["LD_PRELOAD"] = library
         environment[DONE] = "1"
-    done = subprocess.run(
-        [sys.executable, __file__, "--child", "--model", model],
-        env=environment, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
-        raise SystemExit(f"allocator.py: an arm failed: {tail[0]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return in_child(__file__, ["--child", "--model", model], environment)
 
 
 def main() -> int:
@@ -92,18 +85,11 @@ def main() -> int:
     if library is None:
         print("allocator.py: no tcmalloc library found (Debian: libtcmalloc-minimal4)")
         return 2
-    runs: dict[str, list[dict[str, object]]] = {"plain": [], "tcmalloc": []}
-    for repeat in range(args.repeats):
-        for arm, preload in (("plain", None), ("tcmalloc", library)):
-            print(f"[allocator] repeat {repeat + 1}/{args.repeats}: {arm}", file=sys.stderr)
-            runs[arm].append(run_arm(args.model, preload))
-    summary = summarise(runs)
-    summary["machine"] = str(this_host())
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print_table(summary)
-    return 0
+    preloads = {"plain": None, "tcmalloc": library}
+    runs = alternate(
+        "allocator", list(preloads), args.repeats, lambda arm: run_arm(args.model, preloads[arm])
+    )
+    return report(summarise(runs), args.json, print_table)
 
 
 def summarise(runs: dict[str, list[dict[str, object]]]) -> dict[str, object]:

@@ -23,13 +23,12 @@ import argparse
 import json
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from spade.host import this_host
+from _arms import alternate, in_child, report
 
 if TYPE_CHECKING:
     from spade.models import Completion
@@ -98,14 +97,7 @@ def mismatch(model_dir: Path, completions: list[Completion]) -> dict[str, float]
 
 
 def run_arm(model: str, dtype: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, __file__, "--child", dtype, "--model", model],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
-        raise SystemExit(f"vllm_dtype.py: the {dtype} arm failed: {tail[0]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return in_child(__file__, ["--child", dtype, "--model", model])
 
 
 def main() -> int:
@@ -118,18 +110,8 @@ def main() -> int:
     if args.child:
         child(args.model, args.child)
         return 0
-    runs: dict[str, list[dict[str, object]]] = {arm: [] for arm in ARMS}
-    for repeat in range(args.repeats):
-        for arm in ARMS:
-            print(f"[vllm_dtype] repeat {repeat + 1}/{args.repeats}: {arm}", file=sys.stderr)
-            runs[arm].append(run_arm(args.model, arm))
-    summary = summarise(runs)
-    summary["machine"] = str(this_host())
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print_table(summary)
-    return 0
+    runs = alternate("vllm_dtype", ARMS, args.repeats, lambda arm: run_arm(args.model, arm))
+    return report(summarise(runs), args.json, print_table)
 
 
 def summarise(runs: dict[str, list[dict[str, object]]]) -> dict[str, object]:
