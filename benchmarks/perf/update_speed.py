@@ -65,20 +65,22 @@ def agent_samples(learner: Any, count: int, seed: int = 0) -> list[Any]:
 
 
 def score_first(learner: Any, samples: list[Any]) -> None:
-    """The no-grad pass the previous path ran before the update, over the same micro-batches
-    (role-pure, length-sorted, `micro_batch_size` each)."""
-    import torch
+    """The no-grad pass the previous path ran before the update: grpo's own step plan and its
+    own scorer (`_plan_steps`, `_score_before_update` with `old=True`), so the arm stays the
+    previous path if the plan changes."""
+    from collections import defaultdict
 
-    from spade.rl.grpo import completion_logprobs
-    from spade.rl.samples import collate, fit_sample
+    from spade.rl.grpo import _count_samples, _plan_steps, _score_before_update
+    from spade.rl.metrics import MismatchTally, RoleTally
+    from spade.rl.samples import fit_sample
 
-    fitted = sorted((fit_sample(s, learner.config.max_length) for s in samples),
-                    key=lambda s: len(s.prompt_ids) + len(s.completion_ids))  # fmt: skip
-    size = learner.config.micro_batch_size
-    with torch.no_grad(), learner._autocast():
-        for first in range(0, len(fitted), size):
-            batch = collate(fitted[first : first + size], learner.tokenizer.pad_token_id)
-            completion_logprobs(learner.model, batch, learner.config.temperature)
+    config = learner.config
+    fitted = [fit_sample(s, config.max_length) for s in samples]
+    live = _count_samples(fitted, defaultdict(RoleTally), config.beta)
+    device = next(learner.model.parameters()).device
+    plan = _plan_steps(live, config, learner.tokenizer.pad_token_id, learner.step, device)
+    scorer_args = (config, True, None, learner._autocast, MismatchTally())
+    _score_before_update(learner.model, plan, *scorer_args)  # no-grad (its decorator)
 
 
 def timed(learner: Any, samples: list[Any], arm: str) -> float:
