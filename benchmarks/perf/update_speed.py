@@ -79,8 +79,10 @@ def score_first(learner: Any, samples: list[Any]) -> None:
     live = _count_samples(fitted, defaultdict(RoleTally), config.beta)
     device = next(learner.model.parameters()).device
     plan = _plan_steps(live, config, learner.tokenizer.pad_token_id, learner.step, device)
-    scorer_args = (config, True, None, learner._autocast, MismatchTally())
-    _score_before_update(learner.model, plan, *scorer_args)  # no-grad (its decorator)
+    # no-grad (its decorator); old=True, no reference model
+    _score_before_update(
+        learner.model, plan, config, True, None, learner._autocast, MismatchTally()
+    )
 
 
 def timed(learner: Any, samples: list[Any], arm: str) -> float:
