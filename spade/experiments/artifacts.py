@@ -20,6 +20,7 @@ from typing import Any
 from spade.atomic import write_atomic
 from spade.host import this_host
 from spade.models.weights import weights_sha256
+from spade.selfplay.run_log import PLAYS_FILE
 
 UNIT_FILE = "unit.json"
 DESIGN_FIELDS = (
@@ -125,10 +126,13 @@ def record_warm(run_dir: Path, where: Path) -> str:
 
 
 def record_training(run_dir: Path, where: Path) -> str:
-    """A training run's config, metrics and design summaries; returns its weights' sha256."""
+    """A training run's config, metrics, plays (one compact line each, where the run wrote
+    them) and design summaries; returns its weights' sha256."""
     fresh(where)
     _copy(run_dir / "config.yaml", where / "config.yaml")
     _copy(run_dir / "metrics.jsonl", where / "metrics.jsonl")
+    if (run_dir / PLAYS_FILE).is_file():  # runs from before plays were logged have none
+        _copy(run_dir / PLAYS_FILE, where / PLAYS_FILE)
     designs = run_dir / "designs.jsonl"
     if designs.is_file():
         write_atomic(

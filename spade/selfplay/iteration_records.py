@@ -1,5 +1,5 @@
-"""What an iteration writes down: its metrics, its designs and a few of its episodes (the run
-log's records; spade.selfplay.run_log writes them)."""
+"""What an iteration writes down: its metrics, its designs, one line per play and a few whole
+episodes (the run log's records; spade.selfplay.run_log writes them)."""
 
 from __future__ import annotations
 
@@ -109,3 +109,26 @@ def sample_episodes(plays: list[EnvPlays], envs: int) -> list[dict[str, Any]]:
                 }
             )
     return records
+
+
+def play_records(plays: list[EnvPlays]) -> list[dict[str, Any]]:
+    """One compact line per episode played (hinted and unhinted, refills included): which env,
+    level and seed, and how it ended. What an analysis of a run needs to ask which envs and
+    levels the update saw and paid, without the transcripts (a few are in `sample_episodes`)."""
+    return [
+        {
+            "env": result.env.key,
+            "level": result.env.difficulty,
+            "seed": episode.seed,
+            "hinted": hinted,
+            "return": episode.training_return,
+            "solved": episode.solved,
+            "terminated": episode.terminated,
+            "truncated": episode.truncated,
+            "error": episode.error is not None,
+            "turns": len(episode.actions),
+        }
+        for result in plays
+        for hinted, episodes in ((False, result.unhinted), (True, result.hinted))
+        for episode in episodes
+    ]

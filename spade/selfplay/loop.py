@@ -60,6 +60,7 @@ from spade.selfplay.iteration_records import (
     LOGGED_ENVS,
     design_record,
     iteration_metrics,
+    play_records,
     sample_episodes,
 )
 from spade.selfplay.memory import (
@@ -302,6 +303,7 @@ class SelfPlayRun:
                 step, [design_record(c, remembered.get(id(c))) for c in candidates]
             )
             self.log.write_episodes(step, sample_episodes(plays, LOGGED_ENVS))
+            self.log.write_plays(step, play_records(plays + refilled))
 
         self._checkpoint(then=write_records)
         return metrics

@@ -9,6 +9,9 @@ from typing import Any
 
 from spade.atomic import write_atomic
 
+PLAYS_FILE = "plays.jsonl"
+"""One line per episode an iteration played (spade.selfplay.iteration_records.play_records)."""
+
 CURVES = [
     ("designer/validity_rate", "designer validity rate"),
     ("envs/win_rate", "agent success rate (no hint)"),
@@ -75,6 +78,12 @@ class RunLog:
             for episode in episodes:
                 handle.write(json.dumps({"step": step, **episode}, default=str) + "\n")
 
+    def write_plays(self, step: int, plays: list[dict[str, Any]]) -> None:
+        """Every play of an iteration, one compact line each (`plays.jsonl`)."""
+        with (self.run_dir / PLAYS_FILE).open("a", encoding="utf-8") as handle:
+            for play in plays:
+                handle.write(json.dumps({"step": step, **play}) + "\n")
+
     def records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
@@ -82,7 +91,8 @@ class RunLog:
 
     def truncate_after(self, step: int) -> None:
         """Drop records past `step` (a resumed run redoes the unfinished iteration)."""
-        for path in (self.path, self.run_dir / "designs.jsonl", self.run_dir / "episodes.jsonl"):
+        logs = ("designs.jsonl", "episodes.jsonl", PLAYS_FILE)
+        for path in (self.path, *(self.run_dir / name for name in logs)):
             if not path.exists():
                 continue
             lines = [line for line in path.read_text().splitlines() if line.strip()]

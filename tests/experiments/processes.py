@@ -96,6 +96,9 @@ class Processes:
                              "samples/agent": 32, "update/agent/tokens": 900})
                  for step in range(done)]  # fmt: skip
         _write(run_dir / "metrics.jsonl", "".join(f"{line}\n" for line in lines))
+        plays = [json.dumps({"step": step, "env": "spade-seed/MazeEnv-v1", "level": 0,
+                             "seed": 7, "solved": False}) for step in range(done)]  # fmt: skip
+        _write(run_dir / "plays.jsonl", "".join(f"{line}\n" for line in plays))
         if not killed:
             _write(run_dir / "final" / "model.safetensors", f"weights of {run_dir}")
 

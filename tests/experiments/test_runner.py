@@ -12,10 +12,11 @@ import pytest
 import yaml
 
 from spade.cli.experiment import main
-from spade.experiments import ExperimentError, Runner
+from spade.experiments import ExperimentError, Runner, artifacts
 from spade.experiments.plan import Comparison, load_plan
 from spade.experiments.units import Unit, train_config_text
 from spade.experiments.verdict import effect
+from spade.models.weights import weights_sha256
 from tests.experiments.conftest import plan_data, write_plan
 from tests.experiments.processes import Processes
 
@@ -31,7 +32,7 @@ def test_a_full_run_records_every_unit_then_skips_them_all(plan_path: Path) -> N
     assert len(report.done) == 1 + 2 + 12
     root = plan_path.parent / "units"
     unit = json.loads((root / "fixed/seed1/train/unit.json").read_text())
-    assert set(unit["files"]) == {"config.yaml", "metrics.jsonl"}
+    assert set(unit["files"]) == {"config.yaml", "metrics.jsonl", "plays.jsonl"}
     assert "cores" in unit["host"] and "AVX-512" in unit["host"]
     assert yaml.safe_load(unit["identity"]["config"])["seed"] == 1
     assert yaml.safe_load(unit["identity"]["config"])["iterations"] == 2
@@ -417,3 +418,16 @@ def test_no_recorded_training_unit_starts_from_a_built_in_model() -> None:
     for path in recorded:
         config = yaml.safe_load(path.read_text())
         assert config["model"] not in BUILTIN_MODELS or "bootstrap" in config, path
+
+
+def test_a_training_run_from_before_plays_were_logged_records_without_them(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    (run_dir / "final").mkdir(parents=True)
+    (run_dir / "config.yaml").write_text("seed: 0\n")
+    (run_dir / "metrics.jsonl").write_text('{"step": 0}\n')
+    (run_dir / "final" / "model.safetensors").write_text("weights")
+    weights = artifacts.record_training(run_dir, tmp_path / "unit")
+    assert sorted(p.name for p in (tmp_path / "unit").iterdir()) == ["config.yaml", "metrics.jsonl"]
+    assert weights == weights_sha256(run_dir / "final")

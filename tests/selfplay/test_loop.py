@@ -640,12 +640,22 @@ def test_the_adaptive_pool_plays_scheduled_levels_and_resume_restores_the_ceilin
     episodes = [json.loads(line) for line in (tmp_path / "run/episodes.jsonl").open()]
     assert any(e["env"] == "rg:family_relationships" for e in episodes)
     assert not any(e["hinted"] for e in episodes) and metrics["agent/episodes"] == 4
+    # Every play, not the sample above: its env, the level it was played at, how it ended.
+    plays = [json.loads(line) for line in (tmp_path / "run/plays.jsonl").open()]
+    assert len(plays) == 4 and {p["step"] for p in plays} == {0}
+    pool = ["rg:family_relationships", "spade-seed/HiddenNumberEnv-v1"]
+    assert sorted(p["env"] for p in plays) == sorted(2 * pool)
+    assert {p["level"] for p in plays} == {3} and not any(p["solved"] for p in plays)
+    assert all(p["turns"] >= 1 and not p["hinted"] for p in plays)
     saved = run.scheduler.to_json()
     del run
     resumed = start(SelfPlayRun(config, tmp_path / "run"))
     resumed.resume()
     assert resumed.scheduler.to_json() == saved
     assert resumed.iteration()["levels/played_mean"] == 2.0
+    replayed = [json.loads(line) for line in (tmp_path / "run/plays.jsonl").open()]
+    assert [p["step"] for p in replayed] == [0] * 4 + [1] * 4
+    assert {p["level"] for p in replayed[4:]} == {2}
 
 
 class LevelledDesigner(StandInDesigner):
