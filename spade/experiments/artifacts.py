@@ -20,7 +20,7 @@ from typing import Any
 from spade.atomic import write_atomic
 from spade.host import this_host
 from spade.models.weights import weights_sha256
-from spade.selfplay.run_log import PLAYS_FILE
+from spade.selfplay.run_log import DESIGNS_FILE, PLAYS_FILE
 
 UNIT_FILE = "unit.json"
 DESIGN_FIELDS = (
@@ -133,10 +133,10 @@ def record_training(run_dir: Path, where: Path) -> str:
     _copy(run_dir / "metrics.jsonl", where / "metrics.jsonl")
     if (run_dir / PLAYS_FILE).is_file():  # runs from before plays were logged have none
         _copy(run_dir / PLAYS_FILE, where / PLAYS_FILE)
-    designs = run_dir / "designs.jsonl"
+    designs = run_dir / DESIGNS_FILE
     if designs.is_file():
         write_atomic(
-            where / "designs.jsonl",
+            where / DESIGNS_FILE,
             "".join(
                 json.dumps(design_summary(record), ensure_ascii=False) + "\n"
                 for record in _jsonl(designs)

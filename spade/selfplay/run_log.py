@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from spade.atomic import write_atomic
 
+DESIGNS_FILE = "designs.jsonl"
+EPISODES_FILE = "episodes.jsonl"
 PLAYS_FILE = "plays.jsonl"
 """One line per episode an iteration played (spade.selfplay.iteration_records.play_records)."""
+ITERATION_LOGS = (DESIGNS_FILE, EPISODES_FILE, PLAYS_FILE)
+"""The run dir's per-iteration JSONL logs beside metrics.jsonl, each line with its `step`."""
 
 CURVES = [
     ("designer/validity_rate", "designer validity rate"),
@@ -67,22 +72,28 @@ class RunLog:
     def write_designs(self, step: int, designs: list[dict[str, Any]]) -> None:
         """Every designer completion of an iteration and its fate, for inspection
         (`designs.jsonl`: what the designer wrote, which check failed, the hint)."""
-        with (self.run_dir / "designs.jsonl").open("a", encoding="utf-8") as handle:
-            for design in designs:
-                handle.write(json.dumps({"step": step, **design}) + "\n")
+        self._append(DESIGNS_FILE, step, designs)
 
     def write_episodes(self, step: int, episodes: list[dict[str, Any]]) -> None:
         """Sample episodes of an iteration, with and without the hint on the same env and
         seed (`episodes.jsonl`: transcripts, rewards, how each ended)."""
-        with (self.run_dir / "episodes.jsonl").open("a", encoding="utf-8") as handle:
-            for episode in episodes:
-                handle.write(json.dumps({"step": step, **episode}, default=str) + "\n")
+        self._append(EPISODES_FILE, step, episodes, default=str)
 
     def write_plays(self, step: int, plays: list[dict[str, Any]]) -> None:
         """Every play of an iteration, one compact line each (`plays.jsonl`)."""
-        with (self.run_dir / PLAYS_FILE).open("a", encoding="utf-8") as handle:
-            for play in plays:
-                handle.write(json.dumps({"step": step, **play}) + "\n")
+        self._append(PLAYS_FILE, step, plays)
+
+    def _append(
+        self,
+        name: str,
+        step: int,
+        records: list[dict[str, Any]],
+        default: Callable[[Any], Any] | None = None,
+    ) -> None:
+        """One JSON line per record, tagged with its iteration (what `truncate_after` reads)."""
+        with (self.run_dir / name).open("a", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps({"step": step, **record}, default=default) + "\n")
 
     def records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -91,8 +102,7 @@ class RunLog:
 
     def truncate_after(self, step: int) -> None:
         """Drop records past `step` (a resumed run redoes the unfinished iteration)."""
-        logs = ("designs.jsonl", "episodes.jsonl", PLAYS_FILE)
-        for path in (self.path, *(self.run_dir / name for name in logs)):
+        for path in (self.path, *(self.run_dir / name for name in ITERATION_LOGS)):
             if not path.exists():
                 continue
             lines = [line for line in path.read_text().splitlines() if line.strip()]

@@ -92,3 +92,19 @@ def test_level_mean_success_is_the_mean_over_levels(tmp_path: Path) -> None:
     assert abs(metrics["success"] - 8 / 28) < 1e-9  # level 0's 8 of the 28 samples
     assert metrics["success[level=0]"] == 1.0 and metrics["success[level=1]"] == 0.0
     assert metrics["success[source=procedural,level=0]"] == 1.0
+
+
+def test_the_sampled_pool_is_the_pool_at_temperature_one() -> None:
+    """`ladder_pool_t1` is read against `ladder_pool` episode by episode: the two declarations
+    may differ only in name, description, comments and the sampling temperature."""
+    greedy, sampled = (
+        yaml.safe_load((ROOT / "benchmarks" / f"{name}.yaml").read_text())
+        for name in ("ladder_pool", "ladder_pool_t1")
+    )
+    assert greedy["generation"]["temperature"] == 0.0
+    assert sampled["generation"]["temperature"] == 1.0
+    for declaration in (greedy, sampled):
+        for key in ("name", "description"):
+            del declaration[key]
+        del declaration["generation"]["temperature"]
+    assert sampled == greedy
