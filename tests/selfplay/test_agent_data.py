@@ -354,18 +354,73 @@ def test_a_broken_teacher_names_the_env_and_seed(suite: Suite) -> None:
 
 def test_teacher_play_at_levels_takes_them_in_turn_and_leaves_out_what_it_cannot_solve() -> None:
     levelled = load_suite("spade-seed@1.2.0").envs_in("train")
-    envs = [e for e in levelled if e.entry.class_name in ("HiddenNumberEnv", "SmartHomeEnv")]
+    envs = [e for e in levelled if e.entry.class_name in ("HiddenNumberEnv", "HighLowEnv")]
     skipped: list[str] = []
     episodes = build_agent_data(envs, 4, random.Random(3), levels=[0, 1], skipped=skipped)
     numbers = [e for e in episodes if e.env_id.endswith("HiddenNumberEnv-v1")]
     assert [e.difficulty for e in numbers] == [0, 1, 0, 1] and all(e.solved for e in numbers)
     assert all("4 guesses" in e.messages[1]["content"] for e in numbers if e.difficulty == 0)
-    # SmartHome's scripted teacher is written for the top level: below it, what it does not
-    # solve is listed and left out, never taught.
-    homes = [e for e in episodes if e.env_id.endswith("SmartHomeEnv-v1")]
-    assert all(e.solved for e in homes)
-    assert len(homes) + len(skipped) == 4 and skipped
-    assert all(s.startswith("spade-seed/SmartHomeEnv-v1@") for s in skipped)
+    # Below the top level, what a scripted teacher does not solve (HighLow is a game of
+    # chance: it loses some deals) is listed and left out, never taught.
+    games = [e for e in episodes if e.env_id.endswith("HighLowEnv-v1")]
+    assert all(e.solved for e in games)
+    assert len(games) + len(skipped) == 4 and skipped
+    assert all(s.startswith("spade-seed/HighLowEnv-v1@") for s in skipped)
+
+
+@pytest.fixture(scope="module")
+def levelled() -> Suite:
+    return load_suite("spade-seed@1.2.0")
+
+
+def _play_at(
+    suite: Suite, name: str, levels: list[int], count: int
+) -> dict[int, list[AgentEpisode]]:
+    """`count` training-seed episodes of the env's teacher at each level, on `_NoPeeking`."""
+    env = next(e for e in suite.envs_in("train") if e.entry.class_name == name)
+    guarded = _GuardedEnv(*_parts(env))
+    teacher = teacher_for(name)
+    seeds = training_seeds(env, count, random.Random(0))
+    with guarded.remote() as remote:
+        return {
+            level: [play_episode(guarded, remote, teacher, seed, level) for seed in seeds]
+            for level in levels
+        }
+
+
+_READS = {"list_bills", "get_balance", "list_reservations", "list_tables", "get_party"}
+_READS |= {"list_devices", "read_sensors", "read_range", "list_orders", "get_order", "check_stock"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "BillPaymentEnv",
+        "RestaurantSeatingEnv",
+        "SmartHomeEnv",
+        "SpreadsheetAuditEnv",
+        "WarehouseOrdersEnv",
+    ],
+)
+def test_teachers_use_what_level_0_shows_and_still_solve_the_top_level(
+    levelled: Suite, name: str
+) -> None:
+    played = _play_at(levelled, name, [0, 4], 3)
+    for level, episodes in played.items():
+        assert all(e.solved for e in episodes), (level, [e.final_reward for e in episodes])
+    # Level 0 shows the state in its first observation and allows few calls: re-reading it
+    # ran the teachers out of calls before `finish`.
+    for episode in played[0]:
+        assert not _READS & {json.loads(reply)["name"] for reply in episode.replies}
+
+
+def test_high_low_reads_level_0s_single_skip_and_plays_its_games_out(levelled: Suite) -> None:
+    played = _play_at(levelled, "HighLowEnv", [0, 4], 6)
+    for episodes in played.values():
+        assert all(e.terminated for e in episodes)  # won or lost, none cut short
+        assert any(e.solved for e in episodes)  # a game of chance: even the best play loses some
+    # Level 0 says "1 skip available" (the top level "3 skips"): the teacher reads it and uses it.
+    assert any(reply.endswith("\\boxed{skip}") for e in played[0] for reply in e.replies)
 
 
 def test_procedural_episodes_answer_right_at_once_on_training_seeds() -> None:

@@ -214,6 +214,15 @@ def _dollars(cents: int) -> float:
     return float(Decimal(cents) / 100)
 
 
+def _shown_or_read(first: str, shown: str, call: Call) -> Generator[Move, str, str]:
+    """The first observation where it matches `shown`, else what `call` answers. The lower
+    levels print the state in the first observation and allow fewer tool calls: reading it
+    again would spend calls the episode needs to finish."""
+    if re.search(shown, first, re.MULTILINE):
+        return first
+    return (yield call)
+
+
 # -- text envs: search and induction ------------------------------------------------------------
 def hidden_number(first: str) -> Generator[Move, str, None]:
     lo, hi = 1, _number(r"between 1 and (\d+)", first)
@@ -356,7 +365,7 @@ def code_breaker(first: str) -> Generator[Move, str, None]:
 
 def high_low(first: str) -> Generator[Move, str, None]:
     top = _number(r"cards 1 to (\d+)", first)
-    skips = _number(r"\((\d+) skips available\)", first)
+    skips = _number(r"\((\d+) skips? available\)", first)  # level 0: "1 skip available"
     seen = [_number(r"The first card is (\d+)", first)]
     while True:
         current = seen[-1]
@@ -758,16 +767,20 @@ _MONEY = r"(\$[\d,]+\.\d\d)"
 
 
 def bill_payment(first: str) -> Generator[Move, str, None]:
-    listing = yield Call("list_bills")
+    listing = yield from _shown_or_read(first, r"^Bills:$", Call("list_bills"))
     rows = re.findall(rf"^(B\d+) .+?: {_MONEY}, (paid|unpaid)\.(.*)$", listing, re.MULTILINE)
     payable = [
         (bill, _cents(amount))
         for bill, amount, status, note in rows
         if status == "unpaid" and "do not pay" not in note
     ]
-    checking_text = yield Call("get_balance", {"account": "checking"})
+    checking_text = yield from _shown_or_read(
+        first, "Checking balance: ", Call("get_balance", {"account": "checking"})
+    )
     checking = _cents(_find(rf"Checking balance: {_MONEY}", checking_text).group(1))
-    savings_text = yield Call("get_balance", {"account": "savings"})
+    savings_text = yield from _shown_or_read(
+        first, "Savings balance: ", Call("get_balance", {"account": "savings"})
+    )
     savings = _cents(_find(rf"Savings balance: {_MONEY}", savings_text).group(1))
     minimum = _cents(_find(rf"Required minimum balance: {_MONEY}", savings_text).group(1))
     fee = _cents(_find(rf"costs a {_MONEY} fee", savings_text).group(1))
@@ -971,29 +984,61 @@ class _Party:
     indoors: bool
 
 
-def restaurant_seating(first: str) -> Generator[Move, str, None]:
-    slack = _number(r"may leave at most (\d+) seats empty", first)
-    listing = yield Call("list_reservations")
-    reservations = re.findall(r"^(P\d+) .+?, (\d\d:\d\d)", listing, re.MULTILINE)
-    table_text = yield Call("list_tables")
-    tables = {
+_Tables = dict[str, tuple[int, bool, bool]]
+"""Each table's (seats, on the patio, wheelchair accessible)."""
+
+
+def _tables(text: str) -> _Tables:
+    return {
         table: (int(seats), where == "patio", access == "wheelchair accessible")
         for table, seats, where, access in re.findall(
             r"^(T\d+): (\d+) seats, (patio|indoors), (wheelchair accessible|not accessible)$",
-            table_text,
+            text,
             re.MULTILINE,
         )
     }
+
+
+def _parties(text: str) -> list[_Party]:
+    """The parties of every 'P1 Name, 18:00, party of 4. Notes: ...' line of the text."""
     parties = []
-    for party_id, seating in reservations:
-        text = yield Call("get_party", {"party_id": party_id})
-        notes = _find(r"Notes: (.*)$", text).group(1).lower()
-        size = _number(r"party of (\d+)", text)
+    for party_id, seating, size, notes in re.findall(
+        r"^(P\d+) .+?, (\d\d:\d\d), party of (\d+)\. Notes: (.*)$", text, re.MULTILINE
+    ):
+        wish = notes.lower()
         parties.append(
             _Party(
-                party_id, seating, size, "wheelchair" in notes, "patio" in notes, "indoors" in notes
+                party_id,
+                seating,
+                int(size),
+                "wheelchair" in wish,
+                "patio" in wish,
+                "indoors" in wish,
             )
         )
+    return parties
+
+
+def _read_seating(first: str) -> Generator[Move, str, tuple[_Tables, list[_Party]]]:
+    """Tables and parties: from the first observation where it lists them (the lower levels),
+    else from the reservation list, the table list and each party's details."""
+    if re.search(r"^Reservations:$", first, re.MULTILINE):
+        return _tables(first), _parties(first)
+    listing = yield Call("list_reservations")
+    tables = _tables((yield Call("list_tables")))
+    parties: list[_Party] = []
+    for party_id in re.findall(r"^(P\d+) ", listing, re.MULTILINE):
+        text = yield Call("get_party", {"party_id": party_id})
+        found = _parties(text)
+        if len(found) != 1:
+            raise TeacherError(f"expected one party's details in {text[:160]!r}")
+        parties += found
+    return tables, parties
+
+
+def restaurant_seating(first: str) -> Generator[Move, str, None]:
+    slack = _number(r"may leave at most (\d+) seats empty", first)
+    tables, parties = yield from _read_seating(first)
 
     def fits(party: _Party, table: str) -> bool:
         seats, patio, access = tables[table]
@@ -1120,19 +1165,97 @@ def _sensors(text: str) -> dict[str, tuple[int, int]]:
     }
 
 
-def smart_home(first: str) -> Generator[Move, str, None]:
+_Devices = dict[str, tuple[int, int, int]]
+"""Each device's (level, top level, watts per level)."""
+
+
+@dataclass(frozen=True)
+class _HomeGoal:
+    rooms: list[str]
+    temp_range: dict[str, tuple[int, int]]
+    lux_range: dict[str, tuple[int, int]]
+    cap: int
+
+
+def _home_goal(first: str) -> _HomeGoal:
     goals = re.findall(r"(\w+): (-?\d+) to (-?\d+) C and (\d+) to (\d+) lux", first)
-    rooms = [room for room, *_ in goals]
-    temp_range = {room: (int(lo), int(hi)) for room, lo, hi, _, _ in goals}
-    lux_range = {room: (int(lo), int(hi)) for room, _, _, lo, hi in goals}
-    cap = _number(r"exceeds (\d+) W", first)
-    listing = yield Call("list_devices")
-    devices = {
+    return _HomeGoal(
+        rooms=[room for room, *_ in goals],
+        temp_range={room: (int(lo), int(hi)) for room, lo, hi, _, _ in goals},
+        lux_range={room: (int(lo), int(hi)) for room, _, _, lo, hi in goals},
+        cap=_number(r"exceeds (\d+) W", first),
+    )
+
+
+def _devices(text: str) -> _Devices:
+    return {
         name: (int(level), int(top), int(watts))
         for name, level, top, watts in re.findall(
-            r"^(\w+): level (\d+) of (\d+), (\d+) W per level$", listing, re.MULTILINE
+            r"^(\w+): level (\d+) of (\d+), (\d+) W per level$", text, re.MULTILINE
         )
     }
+
+
+def _light_levels(
+    room: str,
+    sun: Fraction,
+    lamp: Fraction,
+    goal: _HomeGoal,
+    devices: _Devices,
+    level: dict[str, int],
+) -> tuple[int, int]:
+    """(blinds, lamps) for the room's light range with the fewest lamp levels (blinds draw
+    nothing), moving the blinds least; the current levels if none fits."""
+    lo, hi = goal.lux_range[room]
+    return min(
+        (
+            (b, n)
+            for b in range(devices[f"blinds_{room}"][1] + 1)
+            for n in range(devices[f"lamp_{room}"][1] + 1)
+            if lo <= sun * b + lamp * n <= hi
+        ),
+        key=lambda bn: (bn[1], abs(bn[0] - level[f"blinds_{room}"])),
+        default=(level[f"blinds_{room}"], level[f"lamp_{room}"]),
+    )
+
+
+_EFFECTS = (
+    r"(\w+) is (-?\d+) C with its heater off; heater_\w+ adds (\d+) C, lamp_\w+ (\d+) lux and "
+    r"blinds_\w+ (\d+) lux per level(?:; heater_\w+ also adds (\d+) C per level next door)?"
+)
+
+
+def _smart_home_from_effects(first: str, goal: _HomeGoal) -> Generator[Move, str, None]:
+    """The lower levels state every device and effect in the first observation: nothing is
+    left to measure, so the plan is set at once (within their smaller call budget)."""
+    devices = _devices(first)
+    level = {name: spec[0] for name, spec in devices.items()}
+    effects = {room: rest for room, *rest in re.findall(_EFFECTS, first)}
+    if set(effects) != set(goal.rooms):
+        raise TeacherError(f"the stated effects cover {sorted(effects)}, not {goal.rooms}")
+    base = {room: int(effects[room][0]) for room in goal.rooms}
+    heat = {room: int(effects[room][1]) for room in goal.rooms}
+    leak = {room: int(effects[room][4] or 0) for room in goal.rooms}
+    target = dict(level)
+    for room in goal.rooms:
+        lamp, sun = (Fraction(effects[room][i]) for i in (2, 3))
+        blinds, lamps = _light_levels(room, sun, lamp, goal, devices, level)
+        target[f"blinds_{room}"], target[f"lamp_{room}"] = blinds, lamps
+    target.update(_heater_plan(goal, base, heat, leak, devices, target))
+    # Lower first, so the draw never passes the final (allowed) one on the way.
+    for device, value in sorted(target.items(), key=lambda dv: dv[1] - level[dv[0]]):
+        if level[device] != value:
+            yield Call("set_device", {"device_id": device, "level": value})
+    yield Call("finish")
+
+
+def smart_home(first: str) -> Generator[Move, str, None]:
+    goal = _home_goal(first)
+    if re.search(r"^Effects: ", first, re.MULTILINE):
+        yield from _smart_home_from_effects(first, goal)
+        return
+    rooms = goal.rooms
+    devices = _devices((yield Call("list_devices")))
     level = {name: spec[0] for name, spec in devices.items()}
 
     def set_to(device: str, value: int) -> Call:
@@ -1159,17 +1282,7 @@ def smart_home(first: str) -> Generator[Move, str, None]:
     lamp = {room: lit[room][1] - sun[room] * level[f"blinds_{room}"] for room in rooms}
     # Light plan: the fewest lamp levels (blinds draw nothing), set before heating.
     for room in rooms:
-        lo, hi = lux_range[room]
-        blinds, lamps = min(
-            (
-                (b, n)
-                for b in range(devices[f"blinds_{room}"][1] + 1)
-                for n in range(devices[f"lamp_{room}"][1] + 1)
-                if lo <= sun[room] * b + lamp[room] * n <= hi
-            ),
-            key=lambda bn: (bn[1], abs(bn[0] - level[f"blinds_{room}"])),
-            default=(level[f"blinds_{room}"], level[f"lamp_{room}"]),
-        )
+        blinds, lamps = _light_levels(room, sun[room], lamp[room], goal, devices, level)
         for device, value in ((f"lamp_{room}", lamps), (f"blinds_{room}", blinds)):
             if level[device] != value:
                 yield set_to(device, value)
@@ -1182,7 +1295,8 @@ def smart_home(first: str) -> Generator[Move, str, None]:
         if i + 1 < len(rooms):
             leak[room] = reading[rooms[i + 1]][0] - previous[rooms[i + 1]][0]
         previous = reading
-    heaters = _heater_plan(rooms, before, heat, leak, temp_range, devices, level, cap)
+    base = {room: temp for room, (temp, _) in before.items()}
+    heaters = _heater_plan(goal, base, heat, leak, devices, level)
     # Lower first, so the draw never passes the final (allowed) one on the way.
     for device, value in sorted(heaters.items(), key=lambda dv: dv[1] - level[dv[0]]):
         if level[device] != value:
@@ -1192,25 +1306,23 @@ def smart_home(first: str) -> Generator[Move, str, None]:
 
 
 def _heater_plan(
-    rooms: list[str],
-    base: dict[str, tuple[int, int]],
+    goal: _HomeGoal,
+    base: dict[str, int],
     heat: dict[str, int],
     leak: dict[str, int],
-    temp_range: dict[str, tuple[int, int]],
-    devices: dict[str, tuple[int, int, int]],
+    devices: _Devices,
     level: dict[str, int],
-    cap: int,
 ) -> dict[str, int]:
-    """Heater levels that put every room in range at the least power within the cap."""
+    """Heater levels that put every room in range at the least power within the cap; `base`
+    is each room's temperature before any heater was raised."""
+    rooms, temp_range, cap = goal.rooms, goal.temp_range, goal.cap
     names = [f"heater_{room}" for room in rooms]
     other = sum(devices[d][2] * v for d, v in level.items() if d not in names)
     best: tuple[int, tuple[int, ...]] | None = None
     for levels in itertools.product(*(range(devices[n][1] + 1) for n in names)):
         power = other + sum(devices[n][2] * v for n, v in zip(names, levels, strict=True))
         temps = [
-            base[room][0]
-            + heat[room] * levels[i]
-            + (leak[rooms[i - 1]] * levels[i - 1] if i else 0)
+            base[room] + heat[room] * levels[i] + (leak[rooms[i - 1]] * levels[i - 1] if i else 0)
             for i, room in enumerate(rooms)
         ]
         fits = all(
@@ -1223,16 +1335,37 @@ def _heater_plan(
     return dict(zip(names, best[1], strict=True))
 
 
-def warehouse_orders(first: str) -> Generator[Move, str, None]:
+def _read_orders(first: str) -> Generator[Move, str, tuple[list[str], list[str]]]:
+    """The open orders and each one's line text: from the first observation where it shows
+    them (the lower levels), else from the order list and each order."""
+    shown = re.findall(r"^O-\d+ for .*$", first, re.MULTILINE)
+    if shown:
+        return re.findall(r"^(O-\d+) for ", first, re.MULTILINE), shown
     listing = yield Call("list_orders")
     orders = re.findall(r"^(O-\d+): .*?, open$", listing, re.MULTILINE)
-    demand: dict[str, int] = {}
+    texts = []
     for order in orders:
-        text = yield Call("get_order", {"order_id": order})
+        texts.append((yield Call("get_order", {"order_id": order})))
+    return orders, texts
+
+
+def _stock(first: str, sku: str) -> Generator[Move, str, str]:
+    """The product's stock line of the first observation (the lower levels show every
+    ordered product's), else what `check_stock` answers."""
+    line = re.search(rf"^{sku} .*: \d+ on hand.*$", first, re.MULTILINE)
+    if line:
+        return line.group(0)
+    return (yield Call("check_stock", {"sku": sku}))
+
+
+def warehouse_orders(first: str) -> Generator[Move, str, None]:
+    orders, texts = yield from _read_orders(first)
+    demand: dict[str, int] = {}
+    for text in texts:
         for quantity, sku in re.findall(r"(\d+) x (SKU-\d+)", text):
             demand[sku] = demand.get(sku, 0) + int(quantity)
     for sku in list(demand):
-        text = yield Call("check_stock", {"sku": sku})
+        text = yield from _stock(first, sku)
         stock = _find(r"(\d+) on hand, of which (\d+) reserved.*?packs of (\d+) at", text)
         on_hand, reserved, pack = (int(g) for g in stock.groups())
         shortfall = demand[sku] - (on_hand - reserved)
@@ -1245,7 +1378,11 @@ def warehouse_orders(first: str) -> Generator[Move, str, None]:
 
 def spreadsheet_audit(first: str) -> Generator[Move, str, None]:
     last_row = _number(r"rows 1-(\d+)\)", first)
-    sheet = yield Call("read_range", {"cells": f"A1:F{last_row}"})
+    on_screen = re.search(r"^The sheet:\n", first, re.MULTILINE)
+    if on_screen:  # the lower levels show the sheet: reading it again spends a needed call
+        sheet = first[on_screen.end() :]
+    else:
+        sheet = yield Call("read_range", {"cells": f"A1:F{last_row}"})
     cells: dict[str, str] = {}
     for line in sheet.splitlines():
         for part in re.split(r", (?=[A-F]\d+=)", line):
@@ -1254,10 +1391,10 @@ def spreadsheet_audit(first: str) -> Generator[Move, str, None]:
     notes = next(v for v in cells.values() if "NOTES" in v)
     rule = _find(r"Qty of (\d+) or more gets (\d+)% off", notes)
     min_qty, discount = int(rule.group(1)), Decimal(rule.group(2))
-    tax_rate = Decimal(_find(r"Tax = (\d+)% of Subtotal", notes).group(1))
     cent = Decimal("0.01")
     expected: dict[str, Decimal] = {}
     lines: list[Decimal] = []
+    taxes = Decimal(0)
     for row in range(2, last_row + 1):
         label, qty = cells.get(f"A{row}", ""), cells.get(f"B{row}", "")
         if qty.isdigit():
@@ -1267,9 +1404,10 @@ def spreadsheet_audit(first: str) -> Generator[Move, str, None]:
         elif label == "Subtotal":
             value = sum(lines, Decimal(0))
         elif label == "Tax":
-            value = (expected[f"D{row - 1}"] * tax_rate / 100).quantize(cent, ROUND_HALF_UP)
-        elif label == "Total":
-            value = expected[f"D{row - 2}"] + expected[f"D{row - 1}"]
+            rate = Decimal(_find(r"Tax = (\d+)% of Subtotal", notes).group(1))
+            value = taxes = (sum(lines, Decimal(0)) * rate / 100).quantize(cent, ROUND_HALF_UP)
+        elif label == "Total":  # Subtotal + Tax; level 0 has no tax: the sum of the lines
+            value = sum(lines, Decimal(0)) + taxes
         else:
             continue
         expected[f"D{row}"] = value
