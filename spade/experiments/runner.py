@@ -10,8 +10,10 @@ both, so results of two configurations never mix.
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -48,9 +50,30 @@ class ExperimentError(RuntimeError):
 
 
 def subprocess_launcher(argv: Sequence[str]) -> int:
-    """The unit's command in its own process, its output on this terminal."""
+    """The unit's command in its own process, its output on this terminal. A SIGTERM to the
+    runner stops that process too (Ctrl-C reaches the whole process group anyway, but a
+    `kill` of the runner alone left a training run holding the cores)."""
     print(f"$ {' '.join(argv)}", file=sys.stderr, flush=True)
-    return subprocess.run(list(argv), check=False).returncode
+    child = subprocess.Popen(list(argv))
+    if threading.current_thread() is not threading.main_thread():
+        return child.wait()  # signal handlers can only be set in the main thread
+    previous = signal.getsignal(signal.SIGTERM)
+    stopped: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        # Pass it on and let the wait below reap the child (waiting here, inside the
+        # interrupted wait, would deadlock on its lock).
+        stopped.append(signum)
+        child.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        returncode = child.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if stopped:
+        raise SystemExit(128 + stopped[0])
+    return returncode
 
 
 @dataclass
